@@ -1,0 +1,365 @@
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	bucketName   = []byte("catalog")
+	tablesKey    = []byte("tables")
+	ownersPrefix = "owner/"
+	modelsPrefix = "model/"
+)
+
+// ErrNotFound reports an unknown model or table entry.
+var ErrNotFound = errors.New("not found")
+
+// Bound is the public range [Lo, Hi] of a numeric column.
+type Bound struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
+}
+
+// Table is the public metadata of one table, keyed by "db.table".
+type Table struct {
+	Name      string              `json:"name"` // "db.table", lower case
+	Protected bool                `json:"protected"`
+	Bounds    map[string]Bound    `json:"bounds,omitempty"` // by lower-case column name
+	Labels    map[string][]string `json:"labels,omitempty"` // by lower-case column name, declared order
+}
+
+// ModelRecord is a released model with its provenance.
+type ModelRecord struct {
+	Name             string    `json:"name"`
+	Kind             string    `json:"kind"`
+	Kernel           string    `json:"kernel"`
+	Params           string    `json:"params"`
+	Epsilon          float64   `json:"epsilon"` // ε charged
+	Delta            float64   `json:"delta"`   // δ charged
+	RequestedEpsilon float64   `json:"requested_epsilon"`
+	N                int64     `json:"n"`
+	Table            string    `json:"table"`
+	Creator          string    `json:"creator"`
+	CreatedAt        time.Time `json:"created_at"`
+	// Model is the JSON of the released mechanism.Model.
+	Model json.RawMessage `json:"model"`
+}
+
+// Catalog is safe for concurrent use.
+type Catalog struct {
+	db     *bolt.DB
+	mu     sync.RWMutex
+	tables map[string]*Table
+	owners map[string]bool
+	models map[string]*ModelRecord
+}
+
+// Key normalises a database and table name into the catalog key "db.table".
+func Key(db, table string) string {
+	return strings.ToLower(db) + "." + strings.ToLower(table)
+}
+
+// Open loads the catalog from db, creating its bucket if needed.
+func Open(db *bolt.DB) (*Catalog, error) {
+	c := &Catalog{db: db, tables: map[string]*Table{}, owners: map[string]bool{}, models: map[string]*ModelRecord{}}
+	err := db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketName)
+		if err != nil {
+			return err
+		}
+		if v := b.Get(tablesKey); v != nil {
+			if err := json.Unmarshal(v, &c.tables); err != nil {
+				return fmt.Errorf("decode tables: %w", err)
+			}
+		}
+		return b.ForEach(func(k, v []byte) error {
+			switch ks := string(k); {
+			case strings.HasPrefix(ks, ownersPrefix):
+				c.owners[strings.TrimPrefix(ks, ownersPrefix)] = true
+			case strings.HasPrefix(ks, modelsPrefix):
+				var m ModelRecord
+				if err := json.Unmarshal(v, &m); err != nil {
+					return fmt.Errorf("decode model %q: %w", ks, err)
+				}
+				c.models[strings.ToLower(m.Name)] = &m
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open catalog: %w", err)
+	}
+	return c, nil
+}
+
+// saveTablesLocked persists the table map; c.mu must be held for writing.
+func (c *Catalog) saveTablesLocked() error {
+	buf, err := json.Marshal(c.tables)
+	if err != nil {
+		return err
+	}
+	return c.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketName).Put(tablesKey, buf)
+	})
+}
+
+// update applies fn to a copy of the entry for key and persists it; on error
+// the in-memory state is left unchanged.
+func (c *Catalog) update(key string, fn func(t *Table) error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.tables[key]
+	t := &Table{Name: key, Bounds: map[string]Bound{}, Labels: map[string][]string{}}
+	if old != nil {
+		t.Protected = old.Protected
+		for k, v := range old.Bounds {
+			t.Bounds[k] = v
+		}
+		for k, v := range old.Labels {
+			t.Labels[k] = v
+		}
+	}
+	if err := fn(t); err != nil {
+		return err
+	}
+	c.tables[key] = t
+	if err := c.saveTablesLocked(); err != nil {
+		if old == nil {
+			delete(c.tables, key)
+		} else {
+			c.tables[key] = old
+		}
+		return fmt.Errorf("save catalog: %w", err)
+	}
+	return nil
+}
+
+// SetProtected marks (or unmarks) the table as protected.
+func (c *Catalog) SetProtected(key string, on bool) error {
+	return c.update(key, func(t *Table) error { t.Protected = on; return nil })
+}
+
+// SetBounds declares the public bounds of a numeric column.
+func (c *Catalog) SetBounds(key, column string, lo, hi float64) error {
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo < hi) {
+		return fmt.Errorf("bounds must be finite with lower < upper, got [%v, %v]", lo, hi)
+	}
+	return c.update(key, func(t *Table) error { t.Bounds[strings.ToLower(column)] = Bound{lo, hi}; return nil })
+}
+
+// SetLabels declares the public label domain of a column (order kept).
+func (c *Catalog) SetLabels(key, column string, values []string) error {
+	return c.update(key, func(t *Table) error {
+		t.Labels[strings.ToLower(column)] = append([]string(nil), values...)
+		return nil
+	})
+}
+
+// Forget removes everything known about a table (used when it is dropped).
+func (c *Catalog) Forget(key string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.tables[key]
+	if !ok {
+		return nil
+	}
+	delete(c.tables, key)
+	if err := c.saveTablesLocked(); err != nil {
+		c.tables[key] = old
+		return fmt.Errorf("save catalog: %w", err)
+	}
+	return nil
+}
+
+// Table returns a copy of the entry for key.
+func (c *Catalog) Table(key string) (Table, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.tables[key]
+	if !ok {
+		return Table{}, false
+	}
+	return *t, true
+}
+
+// IsProtected reports whether the table is protected. It is on every read
+// path, so it only takes a read lock on the in-memory map.
+func (c *Catalog) IsProtected(key string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.tables[key]
+	return ok && t.Protected
+}
+
+// Bounds returns the declared bounds of column in table key.
+func (c *Catalog) Bounds(key, column string) (Bound, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.tables[key]
+	if !ok {
+		return Bound{}, false
+	}
+	b, ok := t.Bounds[strings.ToLower(column)]
+	return b, ok
+}
+
+// Labels returns the declared label domain of column in table key.
+func (c *Catalog) Labels(key, column string) ([]string, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t, ok := c.tables[key]
+	if !ok {
+		return nil, false
+	}
+	l, ok := t.Labels[strings.ToLower(column)]
+	return l, ok
+}
+
+// Owner accounts. root is always an owner and is not stored.
+
+// IsOwner reports whether user may read and write protected tables.
+func (c *Catalog) IsOwner(user string) bool {
+	if user == "root" {
+		return true
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.owners[user]
+}
+
+// SetOwner adds or removes an owner account.
+func (c *Catalog) SetOwner(user string, on bool) error {
+	if user == "" {
+		return errors.New("owner name must not be empty")
+	}
+	if user == "root" {
+		return errors.New("root is always an owner")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := c.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketName)
+		if on {
+			return b.Put([]byte(ownersPrefix+user), []byte{1})
+		}
+		return b.Delete([]byte(ownersPrefix + user))
+	})
+	if err != nil {
+		return fmt.Errorf("save owner: %w", err)
+	}
+	if on {
+		c.owners[user] = true
+	} else {
+		delete(c.owners, user)
+	}
+	return nil
+}
+
+// Owners lists the designated owner accounts (root included), sorted.
+func (c *Catalog) Owners() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := []string{"root"}
+	for u := range c.owners {
+		out = append(out, u)
+	}
+	sort.Strings(out[1:])
+	return out
+}
+
+// PutModel stores a new model; names are unique (case-insensitive).
+func (c *Catalog) PutModel(m ModelRecord) error {
+	key := strings.ToLower(m.Name)
+	buf, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode model: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.models[key]; ok {
+		return fmt.Errorf("model %q already exists", m.Name)
+	}
+	err = c.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketName).Put([]byte(modelsPrefix+key), buf)
+	})
+	if err != nil {
+		return fmt.Errorf("save model: %w", err)
+	}
+	c.models[key] = &m
+	return nil
+}
+
+// HasModel reports whether a model name is taken.
+func (c *Catalog) HasModel(name string) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	_, ok := c.models[strings.ToLower(name)]
+	return ok
+}
+
+// Model returns the model called name.
+func (c *Catalog) Model(name string) (ModelRecord, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	m, ok := c.models[strings.ToLower(name)]
+	if !ok {
+		return ModelRecord{}, fmt.Errorf("model %q: %w", name, ErrNotFound)
+	}
+	return *m, nil
+}
+
+// DropModel deletes a model.
+func (c *Catalog) DropModel(name string) error {
+	key := strings.ToLower(name)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.models[key]; !ok {
+		return fmt.Errorf("model %q: %w", name, ErrNotFound)
+	}
+	err := c.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketName).Delete([]byte(modelsPrefix + key))
+	})
+	if err != nil {
+		return fmt.Errorf("delete model: %w", err)
+	}
+	delete(c.models, key)
+	return nil
+}
+
+// Models lists all models sorted by creation time, then name.
+func (c *Catalog) Models() []ModelRecord {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]ModelRecord, 0, len(c.models))
+	for _, m := range c.models {
+		out = append(out, *m)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// Tables lists all catalog entries sorted by name.
+func (c *Catalog) Tables() []Table {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make([]Table, 0, len(c.tables))
+	for _, t := range c.tables {
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,12 @@
+// Package catalog keeps dpsql's public metadata: which tables are protected,
+// the public bounds of their numeric columns, the public label domains, the
+// accounts that own the data, and the released models.
+//
+// Everything in the catalog is public by construction: it is declared by the
+// data owner (bounds, domains) or is a DP output (models). Mechanisms take
+// their sensitivities from here, never from the rows.
+//
+// The catalog lives in the server's single bbolt file (bucket "catalog") and
+// is cached in memory; every change is committed (and fsynced) before the
+// call returns.
+package catalog

@@ -1,0 +1,152 @@
+// Command dpsql runs the dpsql server and its offline tools.
+//
+//	dpsql serve  --data-dir DIR --listen HOST:PORT [--demo] [--log-format text|json]
+//	dpsql import --data-dir DIR --table db.t --csv FILE
+//
+// On first start of an empty data directory the root account is created
+// with the password in DPSQL_ROOT_PASSWORD; if unset, one is generated and
+// printed once on standard output.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sirupsen/logrus"
+
+	"github.com/dpsql/dpsql/engine"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2:])
+	case "import":
+		err = importCSV(os.Args[2:])
+	case "-h", "--help", "help":
+		usage()
+		return
+	default:
+		fmt.Fprintf(os.Stderr, "dpsql: unknown command %q\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "dpsql:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprint(os.Stderr, `usage:
+  dpsql serve  [--data-dir DIR] [--listen HOST:PORT] [--demo] [--demo-data DIR] [--log-format text|json] [--log-level LEVEL]
+  dpsql import --data-dir DIR --table DB.TABLE --csv FILE
+`)
+}
+
+func logger(format, level string) (*logrus.Logger, error) {
+	log := logrus.New()
+	log.SetOutput(os.Stderr)
+	switch format {
+	case "text":
+		log.SetFormatter(&logrus.TextFormatter{FullTimestamp: true})
+	case "json":
+		log.SetFormatter(&logrus.JSONFormatter{})
+	default:
+		return nil, fmt.Errorf("--log-format must be text or json, got %q", format)
+	}
+	lv, err := logrus.ParseLevel(level)
+	if err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	log.SetLevel(lv)
+	return log, nil
+}
+
+func serve(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	dataDir := fs.String("data-dir", "dpsql-data", "directory holding the database file")
+	listen := fs.String("listen", "127.0.0.1:3306", "address to listen on")
+	demo := fs.Bool("demo", false, "on first start, load the sample datasets as protected tables in database demo")
+	demoData := fs.String("demo-data", "testdata", "directory with the sample CSVs and demo_catalog.json")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logLevel := fs.String("log-level", "info", "log level")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := logger(*logFormat, *logLevel)
+	if err != nil {
+		return err
+	}
+	e, err := engine.Open(engine.Options{DataDir: *dataDir, RootPassword: os.Getenv("DPSQL_ROOT_PASSWORD"), Log: log})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if e.GeneratedRootPassword != "" {
+		// Printed once, on stdout, never logged.
+		fmt.Printf("dpsql: created account root with generated password: %s\n", e.GeneratedRootPassword)
+	}
+	if *demo {
+		if err := e.LoadDemo(*demoData); err != nil {
+			return fmt.Errorf("load demo data: %w", err)
+		}
+	}
+	srv, err := e.NewServer(*listen)
+	if err != nil {
+		return err
+	}
+	log.WithFields(logrus.Fields{"addr": srv.Addr(), "data_dir": *dataDir}).Info("dpsql listening")
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve() }()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	select {
+	case s := <-sig:
+		log.WithField("signal", s.String()).Info("shutting down")
+		if err := srv.Close(); err != nil {
+			log.WithError(err).Warn("close server")
+		}
+		<-errc
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
+
+func importCSV(args []string) error {
+	fs := flag.NewFlagSet("import", flag.ExitOnError)
+	dataDir := fs.String("data-dir", "dpsql-data", "directory holding the database file (the server must not be running)")
+	table := fs.String("table", "", "target table as db.table (created if missing)")
+	csvPath := fs.String("csv", "", "CSV file with a header row")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *table == "" || *csvPath == "" {
+		return errors.New("import needs --table and --csv")
+	}
+	log, _ := logger("text", "info")
+	e, err := engine.Open(engine.Options{DataDir: *dataDir, RootPassword: os.Getenv("DPSQL_ROOT_PASSWORD"), Log: log})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if e.GeneratedRootPassword != "" {
+		fmt.Printf("dpsql: created account root with generated password: %s\n", e.GeneratedRootPassword)
+	}
+	n, err := e.ImportCSVFile(*table, *csvPath)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("imported %d rows into %s\n", n, *table)
+	return nil
+}

@@ -1,0 +1,182 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/engine/store"
+)
+
+// Exec runs one statement as user and drains its result.
+func (e *Engine) Exec(ctx *sql.Context, query string) ([]sql.Row, error) {
+	_, it, _, err := e.SQL.Query(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return sql.RowIterToRows(ctx, it)
+}
+
+// ImportCSVFile bulk-loads a CSV file (header row) into db.table, creating
+// the table if needed. Rows of a table with declared bounds or label domains
+// are validated like owner writes.
+func (e *Engine) ImportCSVFile(target, path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("open csv: %w", err)
+	}
+	defer f.Close()
+	return e.importCSV(target, f)
+}
+
+func (e *Engine) importCSV(target string, r io.Reader) (int64, error) {
+	db, table, ok := strings.Cut(target, ".")
+	if !ok || db == "" || table == "" {
+		return 0, fmt.Errorf("table must be written as db.table, got %q", target)
+	}
+	ctx := e.NewContext("root")
+	if !e.SQL.Analyzer.Catalog.HasDatabase(ctx, db) {
+		if _, err := e.Exec(ctx, "CREATE DATABASE `"+db+"`"); err != nil {
+			return 0, fmt.Errorf("create database %s: %w", db, err)
+		}
+	}
+	g := &guard{cat: e.Catalog, st: e.Store}
+	key := catalog.Key(db, table)
+	opt := store.ImportOptions{Validate: func(row sql.Row) error {
+		t, ok := e.Catalog.Table(key)
+		if !ok {
+			return nil
+		}
+		return g.validateRow(db, table, t, row)
+	}}
+	n, err := e.Store.ImportCSV(db, table, r, opt)
+	if err != nil {
+		return n, fmt.Errorf("import into %s: %w", target, err)
+	}
+	return n, nil
+}
+
+// demoCatalog is testdata/demo_catalog.json: the ASSUMED public bounds and
+// label domains of the sample datasets, written down once (not computed
+// from the rows at run time).
+type demoCatalog map[string]struct {
+	Bounds map[string][2]float64 `json:"bounds"`
+	Label  *struct {
+		Column string   `json:"column"`
+		Domain []string `json:"domain"`
+	} `json:"label"`
+}
+
+// Demo budgets per table.
+const (
+	DemoEpsilon = 10.0
+	DemoDelta   = 1e-5
+)
+
+// LoadDemo loads the sample datasets into database demo on first use: each
+// dataset split 4:1 into <name> and <name>_test (every fifth row), both
+// protected, with the assumed bounds and label domains declared; a public
+// table new_flowers for DP_PREDICT; and an analyst account
+// analyst/analyst with SELECT, INSERT, CREATE and EXECUTE on demo.
+func (e *Engine) LoadDemo(dir string) error {
+	ctx := e.NewContext("root")
+	if e.SQL.Analyzer.Catalog.HasDatabase(ctx, "demo") {
+		e.Log.Info("demo database already present; not reloading")
+		return nil
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "demo_catalog.json"))
+	if err != nil {
+		return fmt.Errorf("read demo catalog: %w", err)
+	}
+	var dc demoCatalog
+	if err := json.Unmarshal(raw, &dc); err != nil {
+		return fmt.Errorf("decode demo catalog: %w", err)
+	}
+	if _, err := e.Exec(ctx, "CREATE DATABASE demo"); err != nil {
+		return err
+	}
+	for _, name := range []string{"breast_cancer", "diabetes", "iris", "wine", "digits"} {
+		spec, ok := dc[name]
+		if !ok {
+			return fmt.Errorf("demo catalog has no entry for %s", name)
+		}
+		train, test, err := splitCSV(filepath.Join(dir, name+".csv"))
+		if err != nil {
+			return err
+		}
+		for _, part := range []struct {
+			table string
+			data  []byte
+		}{{name, train}, {name + "_test", test}} {
+			n, err := e.importCSV("demo."+part.table, bytes.NewReader(part.data))
+			if err != nil {
+				return err
+			}
+			key := catalog.Key("demo", part.table)
+			for col, b := range spec.Bounds {
+				if err := e.Catalog.SetBounds(key, col, b[0], b[1]); err != nil {
+					return fmt.Errorf("demo bounds %s.%s: %w", key, col, err)
+				}
+			}
+			if spec.Label != nil {
+				if err := e.Catalog.SetLabels(key, spec.Label.Column, spec.Label.Domain); err != nil {
+					return err
+				}
+			}
+			if err := e.Catalog.SetProtected(key, true); err != nil {
+				return err
+			}
+			if err := e.Budget.Protect(key, DemoEpsilon, DemoDelta, budget.Basic); err != nil {
+				return err
+			}
+			e.Log.WithFields(map[string]any{"table": key, "rows": n}).Info("demo table loaded and protected")
+		}
+	}
+	for _, q := range []string{
+		"CREATE TABLE demo.new_flowers (id INT PRIMARY KEY, sepal_length_cm DOUBLE, sepal_width_cm DOUBLE, petal_length_cm DOUBLE, petal_width_cm DOUBLE)",
+		"INSERT INTO demo.new_flowers VALUES (1, 5.0, 3.4, 1.5, 0.2), (2, 6.0, 2.8, 4.5, 1.4), (3, 6.8, 3.1, 5.8, 2.2)",
+		"CREATE USER IF NOT EXISTS 'analyst'@'%' IDENTIFIED BY 'analyst'",
+		"GRANT SELECT, INSERT, CREATE, EXECUTE ON demo.* TO 'analyst'@'%'",
+	} {
+		if _, err := e.Exec(ctx, q); err != nil {
+			return fmt.Errorf("demo setup %q: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// splitCSV splits a CSV file 4:1 (every fifth data row to the test part).
+func splitCSV(path string) (train, test []byte, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) < 2 {
+		return nil, nil, fmt.Errorf("read %s: %v", path, err)
+	}
+	var a, b bytes.Buffer
+	wa, wb := csv.NewWriter(&a), csv.NewWriter(&b)
+	_ = wa.Write(recs[0])
+	_ = wb.Write(recs[0])
+	for i, r := range recs[1:] {
+		if i%5 == 4 {
+			_ = wb.Write(r)
+		} else {
+			_ = wa.Write(r)
+		}
+	}
+	wa.Flush()
+	wb.Flush()
+	return a.Bytes(), b.Bytes(), nil
+}

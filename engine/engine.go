@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	sqle "github.com/dolthub/go-mysql-server"
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
+	"github.com/sirupsen/logrus"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/functions"
+)
+
+// DBFile is the name of the single bbolt file under the data directory.
+const DBFile = "dpsql.db"
+
+// guardRuleID is the id of the guard's analyzer rule (any id unused by
+// go-mysql-server's own rules).
+const guardRuleID analyzer.RuleId = 10_000
+
+// Options configure Open.
+type Options struct {
+	DataDir string
+	// RootPassword is used when the data directory is new. If empty, one is
+	// generated and returned in Engine.GeneratedRootPassword.
+	RootPassword string
+	Log          logrus.FieldLogger
+}
+
+// Engine is an opened dpsql instance.
+type Engine struct {
+	SQL     *sqle.Engine
+	DB      *bolt.DB
+	Store   *store.Store
+	Catalog *catalog.Catalog
+	Budget  *budget.Accountant
+	Env     *functions.Env
+	Log     logrus.FieldLogger
+	// GeneratedRootPassword is set on first start when no password was given.
+	GeneratedRootPassword string
+}
+
+var authOnce sync.Once
+
+// Open opens (or creates) the data directory and wires everything.
+func Open(opt Options) (*Engine, error) {
+	if opt.Log == nil {
+		opt.Log = logrus.StandardLogger()
+	}
+	if err := os.MkdirAll(opt.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	db, err := bolt.Open(filepath.Join(opt.DataDir, DBFile), 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w (is another dpsql using this data dir?)", filepath.Join(opt.DataDir, DBFile), err)
+	}
+	e := &Engine{DB: db, Log: opt.Log}
+	if err := e.wire(opt); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Engine) wire(opt Options) error {
+	var err error
+	if e.Store, err = store.Open(e.DB); err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	if e.Catalog, err = catalog.Open(e.DB); err != nil {
+		return err
+	}
+	if e.Budget, err = budget.Open(e.DB); err != nil {
+		return fmt.Errorf("open budget: %w", err)
+	}
+	e.Env = &functions.Env{Store: e.Store, Catalog: e.Catalog, Budget: e.Budget, Log: e.Log}
+	g := &guard{cat: e.Catalog, st: e.Store}
+	e.Store.SetHooks(g.hooks())
+
+	// The authorisation factory is read when the analyzer's catalog is
+	// built, so it must be installed first (once per process).
+	authOnce.Do(func() {
+		sql.SetAuthorizationHandlerFactory(authFactory{inner: sql.GetAuthorizationHandlerFactory()})
+	})
+	pro := newProvider(e.Store.Provider(), e.Env.SystemDB(), e.Env.Procedures(), e.Catalog)
+	a := analyzer.NewBuilder(pro).AddPostValidationRule(guardRuleID, g.rule).Build()
+	e.SQL = sqle.New(a, &sqle.Config{})
+	ctx := sql.NewEmptyContext()
+	for _, f := range e.Env.Functions() {
+		e.SQL.Analyzer.Catalog.RegisterFunction(ctx, f)
+	}
+	return e.loadUsers(opt)
+}
+
+// loadUsers restores accounts and grants, or creates root on first start.
+func (e *Engine) loadUsers(opt Options) error {
+	mdb := e.SQL.Analyzer.Catalog.MySQLDb
+	p := &userPersister{db: e.DB}
+	// The persister must be set before any account change (else GMS panics).
+	mdb.SetPersister(p)
+	blob, err := p.load()
+	if err != nil {
+		return err
+	}
+	ctx := sql.NewEmptyContext()
+	if blob != nil {
+		if err := mdb.LoadData(ctx, blob); err != nil {
+			return fmt.Errorf("load accounts: %w", err)
+		}
+		mdb.SetEnabled(true)
+		return nil
+	}
+	pw := opt.RootPassword
+	if pw == "" {
+		var b [18]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return fmt.Errorf("generate root password: %w", err)
+		}
+		pw = strings.TrimRight(base64.RawURLEncoding.EncodeToString(b[:]), "=")
+		e.GeneratedRootPassword = pw
+	}
+	ed := mdb.Editor()
+	defer ed.Close()
+	mdb.AddSuperUser(ed, "root", "%", pw)
+	if err := mdb.Persist(ctx, ed); err != nil {
+		return fmt.Errorf("persist root account: %w", err)
+	}
+	return nil
+}
+
+// NewContext returns a context for running SQL as user (tests, import).
+func (e *Engine) NewContext(user string) *sql.Context {
+	sess := sql.NewBaseSessionWithClientServer("localhost", sql.Client{User: user, Address: "localhost"}, 0)
+	ctx := sql.NewContext(context.Background(), sql.WithSession(sess))
+	return ctx
+}
+
+// Close flushes and closes the data file.
+func (e *Engine) Close() error {
+	return e.DB.Close()
+}
+
+var usersBucket = []byte("users")
+
+// userPersister stores the GMS account blob in bbolt (fsynced on commit).
+type userPersister struct{ db *bolt.DB }
+
+func (p *userPersister) Persist(_ *sql.Context, data []byte) error {
+	return p.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(usersBucket)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte("mysql"), append([]byte(nil), data...))
+	})
+}
+
+func (p *userPersister) load() ([]byte, error) {
+	var out []byte
+	err := p.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(usersBucket); b != nil {
+			if v := b.Get([]byte("mysql")); v != nil {
+				out = append([]byte(nil), v...)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load accounts: %w", err)
+	}
+	return out, nil
+}
+
+var _ mysql_db.MySQLDbPersistence = (*userPersister)(nil)

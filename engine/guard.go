@@ -1,0 +1,342 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/transform"
+	ast "github.com/dolthub/vitess/go/vt/sqlparser"
+
+	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/functions"
+)
+
+// ErrProtected is returned to analysts for any SQL path to a protected table.
+var ErrProtected = errors.New("is protected: analysts can reach it only through DP functions (see dpsql.dp_budget and docs/sql.md)")
+
+func protectedErr(key string) error { return fmt.Errorf("table %s %w", key, ErrProtected) }
+
+type guard struct {
+	cat *catalog.Catalog
+	st  *store.Store
+}
+
+func userOf(ctx *sql.Context) string {
+	if ctx == nil || ctx.Session == nil {
+		return ""
+	}
+	return ctx.Session.Client().User
+}
+
+func (g *guard) owner(ctx *sql.Context) bool { return g.cat.IsOwner(userOf(ctx)) }
+
+// hooks are the storage-level checks.
+func (g *guard) hooks() store.Hooks {
+	return store.Hooks{
+		CheckRead: func(ctx *sql.Context, db, table string) error {
+			key := catalog.Key(db, table)
+			if g.cat.IsProtected(key) && !g.owner(ctx) {
+				return protectedErr(key)
+			}
+			return nil
+		},
+		CheckWrite: func(ctx *sql.Context, db, table string, op store.WriteOp, row sql.Row) error {
+			key := catalog.Key(db, table)
+			t, known := g.cat.Table(key)
+			if known && t.Protected && !g.owner(ctx) {
+				return fmt.Errorf("table %s is protected: only data owners may modify it", key)
+			}
+			if !known {
+				return nil
+			}
+			switch op {
+			case store.OpDrop:
+				// Bounds and domains describe the old table; the budget
+				// account (with what was spent) survives in the accountant.
+				return g.cat.Forget(key)
+			case store.OpRename:
+				if t.Protected {
+					return fmt.Errorf("table %s is protected and cannot be renamed (its privacy budget is bound to the name)", key)
+				}
+			}
+			if row == nil {
+				return nil
+			}
+			return g.validateRow(db, table, t, row)
+		},
+	}
+}
+
+// validateRow checks an owner's write against declared bounds and domains.
+// The owner may see their own data, so the error names the value.
+func (g *guard) validateRow(db, table string, t catalog.Table, row sql.Row) error {
+	if len(t.Bounds) == 0 && len(t.Labels) == 0 {
+		return nil
+	}
+	sch, err := g.st.TableSchema(db, table)
+	if err != nil {
+		return err
+	}
+	for i, c := range sch {
+		if i >= len(row) || row[i] == nil {
+			continue
+		}
+		name := strings.ToLower(c.Name)
+		if b, ok := t.Bounds[name]; ok {
+			f, ok := toFloat(row[i])
+			if !ok || math.IsNaN(f) || f < b.Lo || f > b.Hi {
+				return fmt.Errorf("value %v of column %s is outside its declared bounds [%v, %v] for %s", row[i], c.Name, b.Lo, b.Hi, t.Name)
+			}
+		}
+		if dom, ok := t.Labels[name]; ok {
+			s := functions.LabelString(row[i])
+			found := false
+			for _, d := range dom {
+				if d == s {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return fmt.Errorf("value %q of column %s is not in its declared label domain for %s", s, c.Name, t.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int8:
+		return float64(x), true
+	case int16:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case uint8:
+		return float64(x), true
+	case uint16:
+		return float64(x), true
+	case uint32:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case interface{ Float64() (float64, bool) }:
+		return x.Float64()
+	}
+	return 0, false
+}
+
+// rule is the analyzer rule (post-validation) described in the package doc.
+func (g *guard) rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	owner := g.owner(ctx)
+	var err error
+	touchesProtected, predicts := false, false
+	check := func(node sql.Node) bool {
+		if err != nil {
+			return false
+		}
+		switch x := node.(type) {
+		case *plan.AnalyzeTable:
+			for _, t := range x.Tables {
+				if key, ok := tableKey(t); ok && g.cat.IsProtected(key) {
+					err = fmt.Errorf("ANALYZE TABLE is refused on protected table %s: its statistics would describe the rows", key)
+					return false
+				}
+			}
+		case *plan.ShowProcessList:
+			if !owner {
+				err = errors.New("SHOW PROCESSLIST is available to data owners only: running statements can contain row values")
+				return false
+			}
+		}
+		if key, ok := tableKey(node); ok {
+			if key == "information_schema.processlist" && !owner {
+				err = errors.New("information_schema.processlist is available to data owners only")
+				return false
+			}
+			if g.cat.IsProtected(key) {
+				touchesProtected = true
+				if !owner {
+					err = protectedErr(key)
+					return false
+				}
+			}
+		}
+		return true
+	}
+	inspectDeep(n, check, func(e sql.Expression) {
+		if err != nil {
+			return
+		}
+		if r, ok := e.(functions.Releaser); ok {
+			if r.IsDPRelease() {
+				if !topLevelRelease(n, scope, e) {
+					err = fmt.Errorf("%s spends privacy budget and must be called on its own, as SELECT %s(...) with no FROM, WHERE, JOIN, subquery, UNION or other clause, so that it is evaluated exactly once", e, funcName(e))
+				}
+			} else {
+				predicts = true
+			}
+		}
+	})
+	if err == nil && predicts && touchesProtected {
+		err = errors.New("DP_PREDICT is refused on protected tables: per-row predictions of private rows are not differentially private")
+	}
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
+	return n, transform.SameTree, nil
+}
+
+func funcName(e sql.Expression) string {
+	if f, ok := e.(sql.FunctionExpression); ok {
+		return strings.ToUpper(f.FunctionName())
+	}
+	return "DP_FUNCTION"
+}
+
+// topLevelRelease reports whether release expression e sits in the select
+// list of a top-level SELECT with no FROM clause.
+func topLevelRelease(root sql.Node, scope *plan.Scope, e sql.Expression) bool {
+	if scope != nil && !scope.IsEmpty() {
+		return false
+	}
+	p, ok := root.(*plan.Project)
+	if !ok {
+		return false
+	}
+	if !isDual(p.Child) {
+		return false
+	}
+	for _, pe := range p.Projections {
+		found := false
+		transform.InspectExpr(pe, func(x sql.Expression) bool {
+			if x == e {
+				found = true
+			}
+			return found
+		})
+		if found {
+			return true
+		}
+	}
+	return false
+}
+
+func isDual(n sql.Node) bool {
+	switch x := n.(type) {
+	case *plan.ResolvedTable:
+		return plan.IsDualTable(x.Table)
+	case *plan.TableAlias:
+		return isDual(x.Child)
+	}
+	return false
+}
+
+// tableKey returns the catalog key of a node that reads a table.
+func tableKey(n any) (string, bool) {
+	switch x := n.(type) {
+	case *plan.ResolvedTable:
+		if plan.IsDualTable(x.Table) || x.SqlDatabase == nil {
+			return "", false
+		}
+		return catalog.Key(x.SqlDatabase.Name(), x.Table.Name()), true
+	case sql.TableNode:
+		if x.UnderlyingTable() == nil || x.Database() == nil {
+			return "", false
+		}
+		return catalog.Key(x.Database().Name(), x.UnderlyingTable().Name()), true
+	case *plan.IndexedTableAccess:
+		return tableKey(x.TableNode)
+	}
+	return "", false
+}
+
+// inspectDeep walks every node and expression, descending into subqueries
+// and other expressions that carry nodes.
+func inspectDeep(n sql.Node, onNode func(sql.Node) bool, onExpr func(sql.Expression)) {
+	transform.Inspect(n, func(node sql.Node) bool {
+		if node == nil {
+			return false
+		}
+		if !onNode(node) {
+			return false
+		}
+		if ne, ok := node.(sql.Expressioner); ok {
+			for _, e := range ne.Expressions() {
+				transform.InspectExpr(e, func(x sql.Expression) bool {
+					onExpr(x)
+					if wn, ok := x.(sql.ExpressionWithNodes); ok {
+						for _, c := range wn.NodeChildren() {
+							inspectDeep(c, onNode, onExpr)
+						}
+					}
+					return false
+				})
+			}
+		}
+		return true
+	})
+}
+
+// authFactory wraps the default authorisation so every logged-in user may
+// read the dpsql system views.
+type authFactory struct{ inner sql.AuthorizationHandlerFactory }
+
+func (f authFactory) CreateHandler(cat sql.Catalog) sql.AuthorizationHandler {
+	return authHandler{f.inner.CreateHandler(cat)}
+}
+
+type authHandler struct{ sql.AuthorizationHandler }
+
+func isSystemDB(name string) bool { return strings.EqualFold(name, functions.SystemDatabase) }
+
+func (h authHandler) HandleAuth(ctx *sql.Context, st sql.AuthorizationQueryState, auth ast.AuthInformation) error {
+	if auth.AuthType == ast.AuthType_SELECT || auth.AuthType == ast.AuthType_SHOW {
+		sys := len(auth.TargetNames) > 0
+		step := 1
+		if auth.TargetType == ast.AuthTargetType_MultipleTableIdentifiers || auth.TargetType == ast.AuthTargetType_SingleTableIdentifier || auth.TargetType == ast.AuthTargetType_TableColumn {
+			step = 2
+			if auth.TargetType == ast.AuthTargetType_TableColumn {
+				step = 3
+			}
+		}
+		for i := 0; i < len(auth.TargetNames); i += step {
+			if !isSystemDB(auth.TargetNames[i]) {
+				sys = false
+			}
+		}
+		if sys {
+			return nil
+		}
+	}
+	return h.AuthorizationHandler.HandleAuth(ctx, st, auth)
+}
+
+func (h authHandler) CheckDatabase(ctx *sql.Context, st sql.AuthorizationQueryState, db string) error {
+	if isSystemDB(db) {
+		return nil
+	}
+	return h.AuthorizationHandler.CheckDatabase(ctx, st, db)
+}
+
+func (h authHandler) CheckTable(ctx *sql.Context, st sql.AuthorizationQueryState, db, schema, table string) error {
+	if isSystemDB(db) {
+		return nil
+	}
+	return h.AuthorizationHandler.CheckTable(ctx, st, db, schema, table)
+}

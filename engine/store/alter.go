@@ -1,0 +1,264 @@
+package store
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	bolt "go.etcd.io/bbolt"
+)
+
+// AddColumn, DropColumn and ModifyColumn rewrite every row into a new
+// bucket and swap it in, all in one write transaction, so an ALTER either
+// happens completely or not at all. The engine fills non-NULL defaults
+// afterwards through an Updater (a second statement).
+
+func (t *Table) AddColumn(ctx *sql.Context, column *sql.Column, order *sql.ColumnOrder) error {
+	old := t.meta.schema()
+	if _, ok := t.meta.column(column.Name); ok {
+		return sql.ErrColumnExists.New(column.Name)
+	}
+	pos, err := insertPosition(t.meta, order)
+	if err != nil {
+		return err
+	}
+	nc := *column
+	if nc.PrimaryKey {
+		return fmt.Errorf("adding a primary key column with ALTER TABLE is not supported")
+	}
+	sch := make(sql.Schema, 0, len(old)+1)
+	sch = append(sch, old[:pos]...)
+	sch = append(sch, &nc)
+	sch = append(sch, old[pos:]...)
+	fill := initialValue(ctx, &nc)
+	return t.rewrite(ctx, withPK(sch, t.meta), func(r sql.Row) (sql.Row, error) {
+		out := make(sql.Row, 0, len(r)+1)
+		out = append(out, r[:pos]...)
+		out = append(out, fill)
+		return append(out, r[pos:]...), nil
+	})
+}
+
+func (t *Table) DropColumn(ctx *sql.Context, name string) error {
+	i, ok := t.meta.column(name)
+	if !ok {
+		return sql.ErrTableColumnNotFound.New(t.meta.name, name)
+	}
+	old := t.meta.schema()
+	if old[i].PrimaryKey {
+		return fmt.Errorf("cannot drop primary key column %q", old[i].Name)
+	}
+	if len(old) == 1 {
+		return fmt.Errorf("cannot drop the only column of %s; use DROP TABLE", t.meta.name)
+	}
+	sch := append(append(sql.Schema{}, old[:i]...), old[i+1:]...)
+	return t.rewrite(ctx, withPK(sch, t.meta), func(r sql.Row) (sql.Row, error) {
+		return append(append(sql.Row{}, r[:i]...), r[i+1:]...), nil
+	})
+}
+
+func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, order *sql.ColumnOrder) error {
+	i, ok := t.meta.column(name)
+	if !ok {
+		return sql.ErrTableColumnNotFound.New(t.meta.name, name)
+	}
+	old := t.meta.schema()
+	if j, exists := t.meta.column(column.Name); exists && j != i {
+		return sql.ErrColumnExists.New(column.Name)
+	}
+	nc := *column
+	nc.PrimaryKey = old[i].PrimaryKey
+	// Remove the column, then re-insert it at its new place.
+	rest := append(append(sql.Schema{}, old[:i]...), old[i+1:]...)
+	pos := i
+	if order != nil {
+		tmp := &tableMeta{colIndex: map[string]int{}, pk: sql.PrimaryKeySchema{Schema: rest}}
+		for j, c := range rest {
+			tmp.colIndex[strings.ToLower(c.Name)] = j
+		}
+		var err error
+		if pos, err = insertPosition(tmp, order); err != nil {
+			return err
+		}
+	}
+	sch := append(append(append(sql.Schema{}, rest[:pos]...), &nc), rest[pos:]...)
+	// PK ordinals follow the columns by name (the renamed column by position).
+	renamed := strings.ToLower(old[i].Name)
+	pkNames := make([]string, len(t.meta.pk.PkOrdinals))
+	for k, o := range t.meta.pk.PkOrdinals {
+		pkNames[k] = strings.ToLower(old[o].Name)
+		if pkNames[k] == renamed {
+			pkNames[k] = strings.ToLower(nc.Name)
+		}
+	}
+	var ords []int
+	for _, n := range pkNames {
+		for j, c := range sch {
+			if strings.ToLower(c.Name) == n {
+				ords = append(ords, j)
+			}
+		}
+	}
+	return t.rewrite(ctx, sql.NewPrimaryKeySchema(sch, ords...), func(r sql.Row) (sql.Row, error) {
+		v := r[i]
+		if v != nil {
+			cv, inRange, err := nc.Type.Convert(ctx, v)
+			if err != nil {
+				return nil, fmt.Errorf("column %q: %w", nc.Name, err)
+			}
+			if !inRange {
+				return nil, sql.ErrValueOutOfRange.New(v, nc.Type)
+			}
+			v = cv
+		}
+		rr := append(append(sql.Row{}, r[:i]...), r[i+1:]...)
+		return append(append(append(sql.Row{}, rr[:pos]...), v), rr[pos:]...), nil
+	})
+}
+
+// withPK keeps the key columns (by name) of m in a new column list.
+func withPK(sch sql.Schema, m *tableMeta) sql.PrimaryKeySchema {
+	var ords []int
+	for _, o := range m.pk.PkOrdinals {
+		n := strings.ToLower(m.schema()[o].Name)
+		for j, c := range sch {
+			if strings.ToLower(c.Name) == n {
+				ords = append(ords, j)
+			}
+		}
+	}
+	return sql.NewPrimaryKeySchema(sch, ords...)
+}
+
+func insertPosition(m *tableMeta, order *sql.ColumnOrder) (int, error) {
+	switch {
+	case order == nil:
+		return len(m.schema()), nil
+	case order.First:
+		return 0, nil
+	default:
+		j, ok := m.column(order.AfterColumn)
+		if !ok {
+			return 0, sql.ErrTableColumnNotFound.New(m.name, order.AfterColumn)
+		}
+		return j + 1, nil
+	}
+}
+
+// initialValue is what existing rows get in a new column before the engine
+// applies its default: the default if it evaluates without a row, else the
+// type's zero value for NOT NULL columns, else NULL.
+func initialValue(ctx *sql.Context, c *sql.Column) (v any) {
+	zero := func() any {
+		if c.Nullable {
+			return nil
+		}
+		z, _, err := c.Type.Convert(ctx, c.Type.Zero())
+		if err != nil {
+			return nil
+		}
+		return z
+	}
+	if c.Default == nil || !c.Default.Resolved() {
+		return zero()
+	}
+	defer func() {
+		if recover() != nil {
+			v = zero()
+		}
+	}()
+	d, err := c.Default.Eval(ctx, nil)
+	if err != nil {
+		return zero()
+	}
+	if d != nil {
+		if d, _, err = c.Type.Convert(ctx, d); err != nil {
+			return zero()
+		}
+	}
+	return d
+}
+
+// rewrite converts every row to a new schema in one transaction.
+func (t *Table) rewrite(ctx *sql.Context, pk sql.PrimaryKeySchema, transform func(sql.Row) (sql.Row, error)) error {
+	if err := t.s.checkWrite(ctx, t.ts.db.key, t.meta.name, OpAlter, nil); err != nil {
+		return err
+	}
+	ts := t.ts
+	ts.ddlMu.Lock()
+	defer ts.ddlMu.Unlock()
+	old := ts.meta.Load()
+	if old.version != t.meta.version {
+		return errTableChanged(old.name)
+	}
+	nm, err := newTableMeta(old.id, old.version+1, old.dbName, old.name, pk, old.collation, old.comment)
+	if err != nil {
+		return err
+	}
+	nm.checks = old.checks
+	full := newProjection(len(old.schema()), seqOrds(len(old.schema())))
+	err = t.s.db.Update(func(tx *bolt.Tx) error {
+		tb := tableBucket(tx, ts.db.key, ts.id)
+		if _, err := readStat(tb, old); err != nil {
+			return err
+		}
+		// Convert everything first (bbolt's MoveBucket loses a bucket
+		// filled in the same transaction, so the new rows cannot be
+		// staged in a sibling bucket and swapped in).
+		type kv struct{ k, v []byte }
+		var out []kv
+		row := make(sql.Row, len(old.schema()))
+		err := tb.Bucket(bucketRows).ForEach(func(k, v []byte) error {
+			if err := old.codec.decode(v, &full, row); err != nil {
+				return err
+			}
+			nr, err := transform(row)
+			if err != nil {
+				return err
+			}
+			e := kv{}
+			if e.v, err = nm.codec.encode(ctx, nil, nr); err != nil {
+				return err
+			}
+			if nm.keys == nil {
+				e.k = append([]byte{}, k...)
+			} else if e.k, err = nm.keys.key(ctx, nil, nr); err != nil {
+				return err
+			}
+			out = append(out, e)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].k, out[j].k) < 0 })
+		for i := 1; i < len(out); i++ {
+			if bytes.Equal(out[i].k, out[i-1].k) {
+				return sql.NewUniqueKeyErr(fmt.Sprintf("%x", out[i].k), true, nil)
+			}
+		}
+		if err := tb.DeleteBucket(bucketRows); err != nil {
+			return err
+		}
+		dst, err := tb.CreateBucket(bucketRows)
+		if err != nil {
+			return err
+		}
+		dst.FillPercent = 0.9
+		for _, e := range out {
+			if err := dst.Put(e.k, e.v); err != nil {
+				return err
+			}
+		}
+		return putMeta(tb, nm)
+	})
+	if err != nil {
+		return fmt.Errorf("altering %s: %w", old.name, err)
+	}
+	ts.meta.Store(nm)
+	t.meta = nm
+	t.projNames, t.projOrds, t.projSch = nil, nil, nil
+	return nil
+}

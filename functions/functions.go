@@ -1,0 +1,17 @@
+package functions
+
+import "github.com/dolthub/go-mysql-server/sql"
+
+// Functions returns the DP_* SQL functions.
+func (e *Env) Functions() []sql.Function {
+	return []sql.Function{
+		function("DP_MEAN", 3, 3, true, doubleType, e.dpMean),
+		function("DP_EVALUATE", 3, 3, true, doubleType, e.dpEvaluate),
+		function("DP_SVM_TRAIN", 3, 4, true, textType, e.dpSVMTrain),
+		function("DP_LSQ", 3, 4, true, textType, e.dpLSQ),
+		function("DP_LSQ_PREDICT", 5, -1, true, doubleType, e.dpLSQPredict),
+		function("DP_LMGC_TRAIN", 2, 3, true, textType, e.dpLMGCTrain),
+		function("DP_PREDICT", 2, -1, false, textType, e.dpPredict),
+		function("DP_MODEL_JSON", 1, 1, false, textType, e.dpModelJSON),
+	}
+}

@@ -1,0 +1,74 @@
+package functions
+
+import (
+	"fmt"
+
+	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/dpsql/dpsql/mechanism/lmgc"
+)
+
+// dpLMGCTrain implements DP_LMGC_TRAIN('<table>', ε [, '<options>']).
+func (e *Env) dpLMGCTrain(ctx *sql.Context, args []any) (any, error) {
+	name, err := argString(args, 0, "table")
+	if err != nil {
+		return nil, err
+	}
+	eps, err := argEpsilon(args, 1)
+	if err != nil {
+		return nil, err
+	}
+	o := options{}
+	if len(args) > 2 && args[2] != nil {
+		s, err := argString(args, 2, "options")
+		if err != nil {
+			return nil, err
+		}
+		if o, err = parseOptions(s); err != nil {
+			return nil, err
+		}
+	}
+	ref, err := e.protectedTable(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	cfg := lmgc.Config{Epsilon: eps}
+	if cfg.Lambda, err = o.float("lambda", 0); err != nil {
+		return nil, err
+	}
+	if cfg.H, err = o.float("h", 0); err != nil {
+		return nil, err
+	}
+	s, err := e.spec(ctx, ref, o, "lmgc", true)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.unknown(); err != nil {
+		return nil, err
+	}
+	cfg.N, cfg.Features, cfg.Lo, cfg.Hi, cfg.Label, cfg.Classes = int(s.n), s.features, s.lo, s.hi, s.label, s.classes
+	tr, err := lmgc.Plan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	charged, chargedDelta := eventsCost(tr.Events())
+	params := paramString("lambda", cfg.Lambda, "h", cfg.H, "label", s.label, "features", s.features)
+	return e.release(ctx, ref, "DP_LMGC_TRAIN", eps, 0, tr.Events(), func() (any, error) {
+		X, y, err := e.loadClassification(s)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", ref.key, err)
+		}
+		if len(X) != cfg.N {
+			cfg.N = len(X)
+			if tr, err = lmgc.Plan(cfg); err != nil {
+				return nil, err
+			}
+			s.n = int64(len(X))
+		}
+		m, err := tr.Train(X, y)
+		if err != nil {
+			return nil, err
+		}
+		return e.saveModel(ctx, s, m, params, charged, chargedDelta, eps)
+	})
+}

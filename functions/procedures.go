@@ -1,0 +1,213 @@
+package functions
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/dpsql/dpsql/budget"
+)
+
+// Procedures returns the dp_* stored procedures, callable with CALL by data
+// owners.
+func (e *Env) Procedures() []sql.ExternalStoredProcedureDetails {
+	okSchema := sql.Schema{{Name: "status", Type: types.LongText}}
+	return []sql.ExternalStoredProcedureDetails{
+		{Name: "dp_protect", Schema: okSchema, Function: func(ctx *sql.Context, table string, eps, delta float64) (sql.RowIter, error) {
+			return e.protect(ctx, table, eps, delta, "basic")
+		}},
+		{Name: "dp_protect", Schema: okSchema, Function: func(ctx *sql.Context, table string, eps, delta float64, mode string) (sql.RowIter, error) {
+			return e.protect(ctx, table, eps, delta, mode)
+		}},
+		{Name: "dp_bounds", Schema: okSchema, Function: e.bounds},
+		{Name: "dp_labels", Schema: okSchema, Function: e.labels},
+		{Name: "dp_owner_add", Schema: okSchema, Function: func(ctx *sql.Context, u string) (sql.RowIter, error) { return e.owner(ctx, u, true) }},
+		{Name: "dp_owner_remove", Schema: okSchema, Function: func(ctx *sql.Context, u string) (sql.RowIter, error) { return e.owner(ctx, u, false) }},
+		{Name: "dp_drop_model", Schema: okSchema, Function: e.dropModel},
+	}
+}
+
+func done(format string, a ...any) (sql.RowIter, error) {
+	return sql.RowsToRowIter(sql.Row{fmt.Sprintf(format, a...)}), nil
+}
+
+func (e *Env) requireOwner(ctx *sql.Context, proc string) error {
+	if !e.Catalog.IsOwner(user(ctx)) {
+		return fmt.Errorf("%s: only data owners may call it (user %q is an analyst)", proc, user(ctx))
+	}
+	return nil
+}
+
+func validBudget(eps, delta float64) error {
+	if math.IsNaN(eps) || math.IsInf(eps, 0) || !(eps > 0) {
+		return fmt.Errorf("epsilon budget must be positive and finite, got %v", eps)
+	}
+	if math.IsNaN(delta) || !(delta >= 0 && delta < 1) {
+		return fmt.Errorf("delta budget must be in [0, 1), got %v", delta)
+	}
+	return nil
+}
+
+func (e *Env) protect(ctx *sql.Context, name string, eps, delta float64, mode string) (sql.RowIter, error) {
+	if err := e.requireOwner(ctx, "dp_protect"); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(name) == "" {
+		return nil, fmt.Errorf("dp_protect: table name must not be empty")
+	}
+	ref, err := e.resolveTable(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("dp_protect: %w", err)
+	}
+	if err := validBudget(eps, delta); err != nil {
+		return nil, fmt.Errorf("dp_protect: %w", err)
+	}
+	m := budget.Mode(strings.ToLower(strings.TrimSpace(mode)))
+	if m != budget.Basic && m != budget.RDP {
+		return nil, fmt.Errorf("dp_protect: accounting mode must be 'basic' or 'rdp', got %q", mode)
+	}
+	// Protect in the catalog first: from here on analysts cannot read it.
+	if err := e.Catalog.SetProtected(ref.key, true); err != nil {
+		return nil, fmt.Errorf("dp_protect: %w", err)
+	}
+	if err := e.Budget.Protect(ref.key, eps, delta, m); err != nil {
+		return nil, fmt.Errorf("dp_protect: %w", err)
+	}
+	return done("table %s protected with budget epsilon=%v delta=%v (%s accounting)", ref.key, eps, delta, m)
+}
+
+func isNumeric(t sql.Type) bool {
+	return types.IsNumber(t) || types.IsDecimal(t)
+}
+
+func (e *Env) bounds(ctx *sql.Context, name, column string, lo, hi float64) (sql.RowIter, error) {
+	if err := e.requireOwner(ctx, "dp_bounds"); err != nil {
+		return nil, err
+	}
+	ref, err := e.resolveTable(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("dp_bounds: %w", err)
+	}
+	c, err := ref.column(column)
+	if err != nil {
+		return nil, fmt.Errorf("dp_bounds: %w", err)
+	}
+	idx := ref.schema.IndexOfColName(c)
+	if !isNumeric(ref.schema[idx].Type) {
+		return nil, fmt.Errorf("dp_bounds: column %s is %s, not numeric", c, ref.schema[idx].Type)
+	}
+	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo < hi) {
+		return nil, fmt.Errorf("dp_bounds: bounds must be finite with lower < upper, got [%v, %v]", lo, hi)
+	}
+	// The owner may see their own data, so the error may count violations.
+	var bad int64
+	if _, err := e.Store.ScanFloats(ref.db, ref.table, []string{c}, func(row []float64) error {
+		if v := row[0]; !math.IsNaN(v) && (v < lo || v > hi) {
+			bad++
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("dp_bounds: scan: %w", err)
+	}
+	if bad > 0 {
+		return nil, fmt.Errorf("dp_bounds: %d existing rows of %s have %s outside [%v, %v]; fix them or widen the bounds", bad, ref.key, c, lo, hi)
+	}
+	if err := e.Catalog.SetBounds(ref.key, c, lo, hi); err != nil {
+		return nil, fmt.Errorf("dp_bounds: %w", err)
+	}
+	return done("bounds of %s.%s set to [%v, %v]", ref.key, c, lo, hi)
+}
+
+func (e *Env) labels(ctx *sql.Context, name, column, values string) (sql.RowIter, error) {
+	if err := e.requireOwner(ctx, "dp_labels"); err != nil {
+		return nil, err
+	}
+	ref, err := e.resolveTable(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("dp_labels: %w", err)
+	}
+	c, err := ref.column(column)
+	if err != nil {
+		return nil, fmt.Errorf("dp_labels: %w", err)
+	}
+	var domain []string
+	seen := map[string]bool{}
+	for _, v := range strings.Split(values, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return nil, fmt.Errorf("dp_labels: empty value in label list %q", values)
+		}
+		if seen[v] {
+			return nil, fmt.Errorf("dp_labels: value %q listed twice", v)
+		}
+		seen[v] = true
+		domain = append(domain, v)
+	}
+	if len(domain) == 0 {
+		return nil, fmt.Errorf("dp_labels: the label list is empty")
+	}
+	var bad int64
+	if _, err := e.Store.ScanValues(ref.db, ref.table, []string{c}, func(row []any) error {
+		if row[0] != nil && !seen[LabelString(row[0])] {
+			bad++
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("dp_labels: scan: %w", err)
+	}
+	if bad > 0 {
+		return nil, fmt.Errorf("dp_labels: %d existing rows of %s have %s outside the declared domain", bad, ref.key, c)
+	}
+	if err := e.Catalog.SetLabels(ref.key, c, domain); err != nil {
+		return nil, fmt.Errorf("dp_labels: %w", err)
+	}
+	return done("label domain of %s.%s set to %d values", ref.key, c, len(domain))
+}
+
+func (e *Env) owner(ctx *sql.Context, u string, on bool) (sql.RowIter, error) {
+	// Only root designates owners: an owner must not be able to mint more.
+	if user(ctx) != "root" {
+		return nil, fmt.Errorf("dp_owner_add/dp_owner_remove: only root may designate owners")
+	}
+	u = strings.TrimSpace(u)
+	if err := e.Catalog.SetOwner(u, on); err != nil {
+		return nil, err
+	}
+	if on {
+		return done("%s is now a data owner", u)
+	}
+	return done("%s is no longer a data owner", u)
+}
+
+func (e *Env) dropModel(ctx *sql.Context, name string) (sql.RowIter, error) {
+	if err := e.requireOwner(ctx, "dp_drop_model"); err != nil {
+		return nil, err
+	}
+	if err := e.Catalog.DropModel(strings.TrimSpace(name)); err != nil {
+		return nil, fmt.Errorf("dp_drop_model: %w", err)
+	}
+	return done("model %s dropped", name)
+}
+
+// LabelString renders a stored label value the way label domains are
+// declared: integers without a decimal point, floats in shortest form.
+func LabelString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return fmt.Sprintf("%d", int64(x))
+		}
+		return fmt.Sprintf("%v", x)
+	case float32:
+		return LabelString(float64(x))
+	default:
+		return fmt.Sprintf("%v", x)
+	}
+}

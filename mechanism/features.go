@@ -1,0 +1,86 @@
+package mechanism
+
+import (
+	"fmt"
+	"math"
+)
+
+// Scaler maps a raw feature row to the unit ball using public bounds only.
+//
+// Each feature j is mapped affinely from its declared bounds [Lo[j], Hi[j]]
+// to [−1, 1] and clipped there (NaN, e.g. from NULL, maps to 0). If Intercept
+// is set a constant 1 is appended. The vector is then divided by √F, with F
+// the resulting dimension, so that ‖x‖₂ ≤ 1 for every possible row: κ ≤ 1
+// holds by construction, not by looking at the data.
+type Scaler struct {
+	Lo        []float64 `json:"lo"`
+	Hi        []float64 `json:"hi"`
+	Intercept bool      `json:"intercept"`
+}
+
+// NewScaler validates public bounds and returns a Scaler.
+func NewScaler(lo, hi []float64, intercept bool) (Scaler, error) {
+	if len(lo) != len(hi) || len(lo) == 0 {
+		return Scaler{}, fmt.Errorf("scaler: need the same non-zero number of lower and upper bounds, got %d and %d", len(lo), len(hi))
+	}
+	for j := range lo {
+		if !(lo[j] < hi[j]) || math.IsInf(lo[j], 0) || math.IsInf(hi[j], 0) {
+			return Scaler{}, fmt.Errorf("scaler: bounds of feature %d must be finite with lower < upper, got [%v, %v]", j, lo[j], hi[j])
+		}
+	}
+	return Scaler{Lo: append([]float64(nil), lo...), Hi: append([]float64(nil), hi...), Intercept: intercept}, nil
+}
+
+// Dim returns the dimension of a transformed row (features plus intercept).
+func (s Scaler) Dim() int {
+	if s.Intercept {
+		return len(s.Lo) + 1
+	}
+	return len(s.Lo)
+}
+
+// Transform writes the scaled row into dst (allocated if too short) and
+// returns it. len(x) must equal the number of features.
+func (s Scaler) Transform(dst, x []float64) []float64 {
+	f := s.Dim()
+	if cap(dst) < f {
+		dst = make([]float64, f)
+	}
+	dst = dst[:f]
+	inv := 1 / math.Sqrt(float64(f))
+	for j, v := range x {
+		dst[j] = unitInterval(v, s.Lo[j], s.Hi[j]) * inv
+	}
+	if s.Intercept {
+		dst[f-1] = inv
+	}
+	return dst
+}
+
+// unitInterval maps v from [lo, hi] to [−1, 1], clipping; NaN maps to 0.
+func unitInterval(v, lo, hi float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	z := 2*(v-lo)/(hi-lo) - 1
+	if z < -1 {
+		return -1
+	}
+	if z > 1 {
+		return 1
+	}
+	return z
+}
+
+// Clip returns v clipped to [lo, hi]; NaN maps to the midpoint.
+func Clip(v, lo, hi float64) float64 {
+	switch {
+	case math.IsNaN(v):
+		return lo + (hi-lo)/2
+	case v < lo:
+		return lo
+	case v > hi:
+		return hi
+	}
+	return v
+}

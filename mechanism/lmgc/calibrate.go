@@ -1,0 +1,102 @@
+package lmgc
+
+import "math"
+
+// Public calibration constants (docs/mechanisms/lmgc.md §5–§8).
+const (
+	// DefaultLambda is λ, the weight of Σ_c tr(I_Φ Φ_c I_Φ) on the
+	// averaged-loss scale, used when Config.Lambda is 0.
+	DefaultLambda = 0.01
+	// DefaultH is the Huber width h, used when Config.H is 0.
+	DefaultH = 0.5
+	// OutputShare is ρ_out, the share of ε spent on the output noise that
+	// covers the solver's remaining error.
+	OutputShare = 0.05
+	// JacobianShare is ρ_J, the share of ε_obj = ε − ε_out given to the
+	// Jacobian term; it fixes the strong convexity Δ (Chaudhuri et al. 2011,
+	// Algorithm 2, with no curvature from the regulariser).
+	JacobianShare = 0.5
+	// ToleranceRatio is ρ_r: the output-noise scale in Φ-space as a
+	// fraction of the perturbation's, β_Z = ρ_r·β/(nΔ).
+	ToleranceRatio = 0.01
+)
+
+// sensitivity returns S = √2·C, the sup over Φ and over two rows of
+// ‖∇ℓ(Φ; x, y) − ∇ℓ(Φ; x′, y′)‖_F for the whole parameter (all classes),
+// with ‖x̃‖ ≤ 1 and ℓ_h′ ∈ [0, 1] (Lemma A).
+func sensitivity(classes int) float64 { return math.Sqrt2 * float64(classes) }
+
+// jacobianTerm returns 𝒥(t) = (C−2)·log(1 + a/t) + log(1 + C·a/t), the
+// bound on the log Jacobian ratio for t = nΔ and curvature bound a = 1/(2h):
+// a row's Hessian is dominated by a times the star-graph Laplacian on the
+// C classes (eigenvalues 1 with multiplicity C−2 and C).
+func jacobianTerm(classes int, a, t float64) float64 {
+	c := float64(classes)
+	return (c-2)*math.Log1p(a/t) + math.Log1p(c*a/t)
+}
+
+// solveStrongConvexity returns t = nΔ with jacobianTerm(t) ≤ target, as
+// small as float64 bisection allows (𝒥 is strictly decreasing in t).
+func solveStrongConvexity(classes int, a, target float64) float64 {
+	// 𝒥(t) ≤ (2C−2)·a/t, so hi satisfies 𝒥(hi) ≤ target.
+	hi := (2*float64(classes) - 2) * a / target
+	lo := hi
+	for jacobianTerm(classes, a, lo) <= target {
+		lo /= 2
+	}
+	for range 200 {
+		mid := math.Sqrt(lo * hi)
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if jacobianTerm(classes, a, mid) <= target {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// Calibration holds every public quantity a plan derives; all of them may
+// be shown to the analyst.
+type Calibration struct {
+	Dim                 int     // m = C·D(D+1)/2, dimension of the parameter space
+	Sensitivity         float64 // S = √2·C
+	Curvature           float64 // a = 1/(2h)
+	StrongConvexity     float64 // Δ
+	Smoothness          float64 // L = C·a + Δ, Lipschitz bound of the gradient
+	JacobianEpsilon     float64 // 𝒥(nΔ)
+	PerturbationEpsilon float64 // ε_b
+	OutputEpsilon       float64 // ε_out
+	PerturbationScale   float64 // β = S/ε_b, ‖b‖ ~ Gamma(m, β)
+	OutputScale         float64 // β_Z = ρ_r·β/(nΔ), ‖Z‖ ~ Gamma(m, β_Z)
+	Radius              float64 // r = ε_out·β_Z/2, certified solver distance
+}
+
+// calibrate derives the calibration for ε, n, C, D, h (validated).
+func calibrate(eps float64, n, classes, dim int, h float64) Calibration {
+	a := 1 / (2 * h)
+	epsOut := OutputShare * eps
+	epsObj := eps - epsOut
+	t := solveStrongConvexity(classes, a, JacobianShare*epsObj)
+	jac := jacobianTerm(classes, a, t)
+	epsB := epsObj - jac
+	s := sensitivity(classes)
+	delta := t / float64(n)
+	beta := s / epsB
+	betaZ := ToleranceRatio * beta / t
+	return Calibration{
+		Dim:                 classes * dim * (dim + 1) / 2,
+		Sensitivity:         s,
+		Curvature:           a,
+		StrongConvexity:     delta,
+		Smoothness:          float64(classes)*a + delta,
+		JacobianEpsilon:     jac,
+		PerturbationEpsilon: epsB,
+		OutputEpsilon:       epsOut,
+		PerturbationScale:   beta,
+		OutputScale:         betaZ,
+		Radius:              epsOut * betaZ / 2,
+	}
+}

@@ -1,0 +1,29 @@
+// Package lmgc is DP_LMGC_TRAIN: the differentially private large-margin
+// multiclass Gaussian classifier of Pathak & Raj (2010), with a corrected
+// privacy calibration.
+//
+// Each class c is a (d+1)×(d+1) positive semidefinite matrix Φ_c and a row x
+// is classified by argmin_c x̃ᵀΦ_c x̃, with x̃ = Scaler(x) (public bounds,
+// intercept appended, ‖x̃‖₂ ≤ 1). Training minimises over the PSD cone
+//
+//	(1/n)Σᵢ Σ_{c≠yᵢ} ℓ_h(1 + x̃ᵢᵀ(Φ_{yᵢ} − Φ_c)x̃ᵢ) + λ Σ_c tr(I_Φ Φ_c I_Φ)
+//	    + (Δ/2)‖Φ‖²_F + (1/n)⟨b, Φ⟩
+//
+// with ℓ_h the Huber-smoothed hinge of width h and b an objective
+// perturbation with density ∝ exp(−‖b‖/β) on the whole parameter space
+// (C symmetric blocks, dimension m = C·D(D+1)/2, D = d+1).
+//
+// Corrections to the paper (derivation in docs/mechanisms/lmgc.md):
+// strong convexity Δ is added; β is calibrated to the sensitivity √2·C of the
+// gradient of all classes together (not the paper's per-class 2); the
+// Jacobian term reflects rank C−1 row Hessians; the PSD-constrained domain
+// follows Kifer, Smith & Thakurta (2012); the solver (V-FISTA with an
+// eigendecomposition projection) stops on a certificate fixed in advance
+// from public quantities and the remaining optimisation error is covered by
+// pure-DP output noise (approximate minima perturbation, Iyengar et al.
+// 2019).
+//
+// Usage follows the Plan/Events/Train split of every dpsql mechanism: Plan
+// sees only public quantities, the caller reserves Plan.Events() with the
+// accountant, then Train touches the data.
+package lmgc

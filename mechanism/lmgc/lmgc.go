@@ -1,0 +1,271 @@
+package lmgc
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism"
+	"github.com/dpsql/dpsql/noise"
+)
+
+// Size limits, so that a plan's memory and time stay bounded.
+const (
+	// MaxParams bounds m = C·D(D+1)/2, the dimension of the parameter space.
+	MaxParams = 1 << 22
+	// MaxClasses bounds the size of the label domain.
+	MaxClasses = 1024
+)
+
+// Config is the public input of a DP_LMGC_TRAIN release.
+type Config struct {
+	Epsilon  float64   // ε requested by the analyst, > 0
+	Lambda   float64   // λ, weight of the trace regulariser; 0 means DefaultLambda
+	H        float64   // Huber width h; 0 means DefaultH
+	N        int       // public row count n
+	Features []string  // feature columns, in the order of the rows given to Train
+	Lo, Hi   []float64 // public bounds per feature
+	Label    string    // label column
+	Classes  []string  // public label domain, ≥ 2 distinct classes
+}
+
+// Trainer is a validated release: every field is derived from public
+// quantities only. A Trainer trains at most once.
+type Trainer struct {
+	cfg     Config
+	scaler  mechanism.Scaler
+	classes int
+	dim     int // D = d + 1
+	cal     Calibration
+	used    atomic.Bool
+}
+
+// Plan validates cfg and derives the calibration; it does not look at data,
+// so its errors depend on public information only.
+func Plan(cfg Config) (*Trainer, error) {
+	if math.IsNaN(cfg.Epsilon) || math.IsInf(cfg.Epsilon, 0) || cfg.Epsilon <= 0 {
+		return nil, fmt.Errorf("lmgc: epsilon must be positive and finite, got %v", cfg.Epsilon)
+	}
+	if cfg.Lambda == 0 {
+		cfg.Lambda = DefaultLambda
+	}
+	if math.IsNaN(cfg.Lambda) || math.IsInf(cfg.Lambda, 0) || cfg.Lambda <= 0 {
+		return nil, fmt.Errorf("lmgc: lambda must be positive and finite, got %v", cfg.Lambda)
+	}
+	if cfg.H == 0 {
+		cfg.H = DefaultH
+	}
+	if math.IsNaN(cfg.H) || math.IsInf(cfg.H, 0) || cfg.H <= 0 {
+		return nil, fmt.Errorf("lmgc: Huber width h must be positive and finite, got %v", cfg.H)
+	}
+	if cfg.N < 1 {
+		return nil, fmt.Errorf("lmgc: the table is empty (n = %d), nothing to train on", cfg.N)
+	}
+	if len(cfg.Classes) < 2 {
+		return nil, fmt.Errorf("lmgc: the label domain must declare at least 2 classes, got %d", len(cfg.Classes))
+	}
+	if len(cfg.Classes) > MaxClasses {
+		return nil, fmt.Errorf("lmgc: at most %d classes are supported, got %d", MaxClasses, len(cfg.Classes))
+	}
+	seen := make(map[string]bool, len(cfg.Classes))
+	for _, c := range cfg.Classes {
+		if seen[c] {
+			return nil, fmt.Errorf("lmgc: class %q is declared twice in the label domain", c)
+		}
+		seen[c] = true
+	}
+	if len(cfg.Features) == 0 {
+		return nil, errors.New("lmgc: at least one feature is required")
+	}
+	if len(cfg.Lo) != len(cfg.Features) || len(cfg.Hi) != len(cfg.Features) {
+		return nil, fmt.Errorf("lmgc: %d features but %d lower and %d upper bounds", len(cfg.Features), len(cfg.Lo), len(cfg.Hi))
+	}
+	for j := range cfg.Lo {
+		if math.IsNaN(cfg.Lo[j]) || math.IsNaN(cfg.Hi[j]) {
+			return nil, fmt.Errorf("lmgc: bounds of feature %q are NaN", cfg.Features[j])
+		}
+	}
+	scaler, err := mechanism.NewScaler(cfg.Lo, cfg.Hi, true)
+	if err != nil {
+		return nil, fmt.Errorf("lmgc: %w", err)
+	}
+	classes, dim := len(cfg.Classes), scaler.Dim()
+	if m := classes * dim * (dim + 1) / 2; m > MaxParams || dim > MaxParams {
+		return nil, fmt.Errorf("lmgc: %d classes × %d features give %d parameters, more than the limit %d; use fewer features or classes",
+			classes, len(cfg.Features), m, MaxParams)
+	}
+	cal := calibrate(cfg.Epsilon, cfg.N, classes, dim, cfg.H)
+	for _, v := range []float64{cal.StrongConvexity, cal.PerturbationScale, cal.OutputScale, cal.Radius, cal.PerturbationEpsilon} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+			return nil, fmt.Errorf("lmgc: epsilon %v with n = %d and %d classes gives a degenerate calibration (Δ = %v, β = %v); use a smaller epsilon",
+				cfg.Epsilon, cfg.N, classes, cal.StrongConvexity, cal.PerturbationScale)
+		}
+	}
+	cfg.Features = append([]string(nil), cfg.Features...)
+	cfg.Classes = append([]string(nil), cfg.Classes...)
+	cfg.Lo = append([]float64(nil), cfg.Lo...)
+	cfg.Hi = append([]float64(nil), cfg.Hi...)
+	return &Trainer{cfg: cfg, scaler: scaler, classes: classes, dim: dim, cal: cal}, nil
+}
+
+// Calibration returns the plan's public calibration.
+func (p *Trainer) Calibration() Calibration { return p.cal }
+
+// RequestedEpsilon returns the ε the analyst asked for.
+func (p *Trainer) RequestedEpsilon() float64 { return p.cfg.Epsilon }
+
+// ChargedEpsilon returns the ε the corrected derivation supports for this
+// release: ε_b + 𝒥(nΔ) + ε_out (equal to the requested ε up to rounding).
+func (p *Trainer) ChargedEpsilon() float64 {
+	return p.cal.PerturbationEpsilon + p.cal.JacobianEpsilon + p.cal.OutputEpsilon
+}
+
+// Events returns the pure-DP events to reserve: the objective perturbation
+// (ε_b + 𝒥) and the output noise covering the solver's error (ε_out).
+func (p *Trainer) Events() []budget.Event {
+	return []budget.Event{
+		{Kind: budget.Generic, Epsilon: p.cal.PerturbationEpsilon + p.cal.JacobianEpsilon},
+		{Kind: budget.Generic, Epsilon: p.cal.OutputEpsilon},
+	}
+}
+
+// Train fits the private classifier on the raw rows X (n × d, cfg.Features
+// order, NaN for NULL) and labels y (indices into cfg.Classes; indices out
+// of range are treated as class 0, the caller's rule for unknown labels).
+// Its errors depend on public shapes only. A Trainer trains at most once.
+func (p *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
+	if !p.used.CompareAndSwap(false, true) {
+		return nil, errors.New("lmgc: this plan has already been used for a release")
+	}
+	m, _, err := p.train(X, y, trainOptions{})
+	return m, err
+}
+
+// trainOptions are for tests and experiments inside the package only; the
+// SQL layer reaches Train, which always adds both noises.
+type trainOptions struct {
+	noiseOff bool    // b = 0 and no output noise
+	delta    float64 // overrides Δ when > 0 (noise-off experiments)
+	target   float64 // overrides the solver's distance target when > 0
+}
+
+func (p *Trainer) train(X [][]float64, y []int, opt trainOptions) (*mechanism.Model, solution, error) {
+	n, C, D := p.cfg.N, p.classes, p.dim
+	if len(X) != n || len(y) != n {
+		return nil, solution{}, fmt.Errorf("lmgc: plan is for n = %d rows, got %d rows and %d labels", n, len(X), len(y))
+	}
+	d := len(p.cfg.Features)
+	xs := make([]float64, n*D)
+	for i, row := range X {
+		if len(row) != d {
+			return nil, solution{}, fmt.Errorf("lmgc: row %d has %d values, want %d features", i, len(row), d)
+		}
+		p.scaler.Transform(xs[i*D:(i+1)*D], row)
+	}
+	labels := make([]int, n)
+	for i, c := range y {
+		if c >= 0 && c < C {
+			labels[i] = c
+		}
+	}
+	cal := p.cal
+	delta := cal.StrongConvexity
+	if opt.delta > 0 {
+		delta = opt.delta
+	}
+	target := cal.Radius / 2 // half the certified radius: margin for rounding
+	if opt.target > 0 {
+		target = opt.target
+	}
+	var b []float64
+	var bnorm float64
+	if !opt.noiseOff {
+		var err error
+		if b, err = p.symmetricNoise(cal.PerturbationScale); err != nil {
+			return nil, solution{}, fmt.Errorf("lmgc: objective perturbation: %w", err)
+		}
+		bnorm = norm2(b)
+	}
+	prob := newProblem(C, D, xs, labels, p.cfg.H, p.cfg.Lambda, delta, b)
+	smooth := float64(C)*cal.Curvature + delta
+	v0 := math.Sqrt(float64(C*(C-1))) + p.cfg.Lambda*math.Sqrt(float64(C*(D-1))) + bnorm/float64(n)
+	sol, err := prob.solve(smooth, target, aprioriIterations(v0, delta, smooth, target))
+	if err != nil {
+		return nil, solution{}, err
+	}
+	phi := append([]float64(nil), sol.phi...)
+	if !opt.noiseOff {
+		z, err := p.symmetricNoise(cal.OutputScale)
+		if err != nil {
+			return nil, solution{}, fmt.Errorf("lmgc: output noise: %w", err)
+		}
+		for i, v := range z {
+			phi[i] += v
+		}
+	}
+	if err := projectPSD(phi, C, D); err != nil {
+		return nil, solution{}, err
+	}
+	return p.model(phi), sol, nil
+}
+
+// symmetricNoise draws a vector of the parameter space 𝒮 = (Sym_D)^C with
+// density ∝ exp(−‖·‖_F/scale): a Gamma-direction vector of ℝ^m mapped
+// through the isometry svec⁻¹ (off-diagonal entries divided by √2).
+func (p *Trainer) symmetricNoise(scale float64) ([]float64, error) {
+	C, D := p.classes, p.dim
+	v, err := noise.GammaDirectionScaled(p.cal.Dim, scale)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, C*D*D)
+	k := 0
+	for c := 0; c < C; c++ {
+		blk := out[c*D*D : (c+1)*D*D]
+		for i := 0; i < D; i++ {
+			blk[i*D+i] = v[k]
+			k++
+			for j := i + 1; j < D; j++ {
+				blk[i*D+j] = v[k] / math.Sqrt2
+				blk[j*D+i] = blk[i*D+j]
+				k++
+			}
+		}
+	}
+	return out, nil
+}
+
+// model wraps released matrices with the public configuration.
+func (p *Trainer) model(phi []float64) *mechanism.Model {
+	C, D := p.classes, p.dim
+	mats := make([][]float64, C)
+	for c := range mats {
+		mats[c] = append([]float64(nil), phi[c*D*D:(c+1)*D*D]...)
+	}
+	cal := p.cal
+	return &mechanism.Model{
+		Kind:     mechanism.KindLMGC,
+		Label:    p.cfg.Label,
+		Features: append([]string(nil), p.cfg.Features...),
+		Classes:  append([]string(nil), p.cfg.Classes...),
+		Scaler:   p.scaler,
+		Phi:      mats,
+		Params: map[string]float64{
+			"epsilon":              p.cfg.Epsilon,
+			"epsilon_charged":      p.ChargedEpsilon(),
+			"epsilon_perturbation": cal.PerturbationEpsilon,
+			"epsilon_jacobian":     cal.JacobianEpsilon,
+			"epsilon_output":       cal.OutputEpsilon,
+			"lambda":               p.cfg.Lambda,
+			"h":                    p.cfg.H,
+			"n":                    float64(p.cfg.N),
+			"strong_convexity":     cal.StrongConvexity,
+			"sensitivity":          cal.Sensitivity,
+			"perturbation_scale":   cal.PerturbationScale,
+			"output_scale":         cal.OutputScale,
+			"radius":               cal.Radius,
+		},
+	}
+}

@@ -1,0 +1,122 @@
+package mechanism
+
+import (
+	"fmt"
+	"math"
+)
+
+// Model kinds.
+const (
+	KindSVM  = "svm"
+	KindLSQ  = "lsq"
+	KindLMGC = "lmgc"
+)
+
+// Model is a released model: every field is either public (catalog bounds,
+// label domain, hyperparameters, data-independent random features) or a DP
+// output (weights, Φ matrices). It is safe to show to analysts.
+type Model struct {
+	Kind     string   `json:"kind"`
+	Kernel   string   `json:"kernel"` // linear, rbf, laplacian, cauchy
+	Label    string   `json:"label"`
+	Features []string `json:"features"`
+	// Classes is the public label domain in declared order (classifiers).
+	// Binary SVM: Classes[0] ↦ −1, Classes[1] ↦ +1.
+	Classes []string `json:"classes,omitempty"`
+	// LabelLo, LabelHi are the public bounds of a regression label. Labels
+	// are mapped to y' = (y − mid)/half ∈ [−1, 1] (so M = 1) for training.
+	LabelLo float64 `json:"label_lo,omitempty"`
+	LabelHi float64 `json:"label_hi,omitempty"`
+	Scaler  Scaler  `json:"scaler"`
+	RFF     *RFF    `json:"rff,omitempty"`
+	// Weights: SVM one vector (binary) or one per class (one-vs-rest);
+	// LSQ one vector. Each has the dimension of the feature map.
+	Weights [][]float64 `json:"weights,omitempty"`
+	// Phi: LMGC, one (D×D) matrix per class in row-major order, D = Scaler.Dim().
+	Phi [][]float64 `json:"phi,omitempty"`
+	// Params records hyperparameters and the privacy parameters used.
+	Params map[string]float64 `json:"params,omitempty"`
+}
+
+// Prediction is a model output: a class label or a regression value.
+type Prediction struct {
+	Class   string
+	Value   float64
+	IsClass bool
+}
+
+// featureMap returns φ(x) for a raw feature row.
+func (m *Model) featureMap(x []float64) []float64 {
+	z := m.Scaler.Transform(nil, x)
+	if m.RFF != nil {
+		return m.RFF.Map(nil, z)
+	}
+	return z
+}
+
+// Predict evaluates the model on one raw feature row (in Features order).
+func (m *Model) Predict(x []float64) (Prediction, error) {
+	if len(x) != len(m.Features) {
+		return Prediction{}, fmt.Errorf("model expects %d features, got %d", len(m.Features), len(x))
+	}
+	switch m.Kind {
+	case KindSVM:
+		phi := m.featureMap(x)
+		if len(m.Weights) == 1 && len(m.Classes) == 2 {
+			if dot(m.Weights[0], phi) >= 0 {
+				return Prediction{Class: m.Classes[1], IsClass: true}, nil
+			}
+			return Prediction{Class: m.Classes[0], IsClass: true}, nil
+		}
+		if len(m.Weights) != len(m.Classes) {
+			return Prediction{}, fmt.Errorf("svm model has %d weight vectors for %d classes", len(m.Weights), len(m.Classes))
+		}
+		best, arg := math.Inf(-1), 0
+		for k, w := range m.Weights {
+			if s := dot(w, phi); s > best {
+				best, arg = s, k
+			}
+		}
+		return Prediction{Class: m.Classes[arg], IsClass: true}, nil
+	case KindLSQ:
+		if len(m.Weights) != 1 {
+			return Prediction{}, fmt.Errorf("lsq model has %d weight vectors, want 1", len(m.Weights))
+		}
+		y := Clip(dot(m.Weights[0], m.featureMap(x)), -1, 1)
+		mid, half := (m.LabelLo+m.LabelHi)/2, (m.LabelHi-m.LabelLo)/2
+		return Prediction{Value: mid + half*y}, nil
+	case KindLMGC:
+		z := m.Scaler.Transform(nil, x)
+		D := len(z)
+		if len(m.Phi) != len(m.Classes) {
+			return Prediction{}, fmt.Errorf("lmgc model has %d matrices for %d classes", len(m.Phi), len(m.Classes))
+		}
+		best, arg := math.Inf(1), 0
+		for c, phi := range m.Phi {
+			if len(phi) != D*D {
+				return Prediction{}, fmt.Errorf("lmgc matrix %d has %d entries, want %d", c, len(phi), D*D)
+			}
+			var q float64
+			for i := 0; i < D; i++ {
+				var r float64
+				for j := 0; j < D; j++ {
+					r += phi[i*D+j] * z[j]
+				}
+				q += z[i] * r
+			}
+			if q < best {
+				best, arg = q, c
+			}
+		}
+		return Prediction{Class: m.Classes[arg], IsClass: true}, nil
+	}
+	return Prediction{}, fmt.Errorf("unknown model kind %q", m.Kind)
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
