@@ -95,8 +95,14 @@ func (e *Engine) wire(opt Options) error {
 	authOnce.Do(func() {
 		sql.SetAuthorizationHandlerFactory(authFactory{inner: sql.GetAuthorizationHandlerFactory()})
 	})
-	pro := newProvider(e.Store.Provider(), e.Env.SystemDB(), e.Env.Procedures(), e.Catalog)
-	a := analyzer.NewBuilder(pro).AddPostValidationRule(guardRuleID, g.rule).Build()
+	pro := newProvider(e.Store.Provider(), e.Env.SystemDB(), e.Env.Views, e.Env.Procedures(), e.Catalog)
+	// The guard runs before any default rule (go-mysql-server evaluates
+	// constant filters while analysing, which would run a release) and again
+	// after validation, on the final plan.
+	a := analyzer.NewBuilder(pro).
+		AddPreAnalyzeRule(guardRuleID, g.rule).
+		AddPostValidationRule(guardRuleID+1, g.rule).
+		Build()
 	e.SQL = sqle.New(a, &sqle.Config{})
 	ctx := sql.NewEmptyContext()
 	for _, f := range e.Env.Functions() {

@@ -153,7 +153,11 @@ func (g *guard) rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 		switch x := node.(type) {
 		case *plan.AnalyzeTable:
 			for _, t := range x.Tables {
-				if key, ok := tableKey(t); ok && g.cat.IsProtected(key) {
+				key, ok := tableKey(t)
+				if !ok {
+					key, ok = catalog.Key(x.Db, t.Name()), true
+				}
+				if g.cat.IsProtected(key) {
 					err = fmt.Errorf("ANALYZE TABLE is refused on protected table %s: its statistics would describe the rows", key)
 					return false
 				}
@@ -266,6 +270,22 @@ func tableKey(n any) (string, bool) {
 	return "", false
 }
 
+// hiddenChildren returns subtrees a node keeps outside Children(): go-mysql-
+// server analyses them separately, but the guard must see them.
+func hiddenChildren(n sql.Node) []sql.Node {
+	switch x := n.(type) {
+	case *plan.InsertInto:
+		return []sql.Node{x.Source}
+	case *plan.TableCopier:
+		return []sql.Node{x.Source}
+	case *plan.CreateView:
+		if x.Definition != nil {
+			return []sql.Node{x.Definition}
+		}
+	}
+	return nil
+}
+
 // inspectDeep walks every node and expression, descending into subqueries
 // and other expressions that carry nodes.
 func inspectDeep(n sql.Node, onNode func(sql.Node) bool, onExpr func(sql.Expression)) {
@@ -275,6 +295,11 @@ func inspectDeep(n sql.Node, onNode func(sql.Node) bool, onExpr func(sql.Express
 		}
 		if !onNode(node) {
 			return false
+		}
+		for _, h := range hiddenChildren(node) {
+			if h != nil {
+				inspectDeep(h, onNode, onExpr)
+			}
 		}
 		if ne, ok := node.(sql.Expressioner); ok {
 			for _, e := range ne.Expressions() {
@@ -295,7 +320,9 @@ func inspectDeep(n sql.Node, onNode func(sql.Node) bool, onExpr func(sql.Express
 
 // authFactory wraps the default authorisation so every logged-in user may
 // read the dpsql system views.
-type authFactory struct{ inner sql.AuthorizationHandlerFactory }
+type authFactory struct {
+	inner sql.AuthorizationHandlerFactory
+}
 
 func (f authFactory) CreateHandler(cat sql.Catalog) sql.AuthorizationHandler {
 	return authHandler{f.inner.CreateHandler(cat)}

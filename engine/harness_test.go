@@ -85,7 +85,7 @@ func connectAddr(t testing.TB, addr, user, pw, db string) *sql.DB {
 func mustExec(t testing.TB, db *sql.DB, q string, args ...any) {
 	t.Helper()
 	if _, err := db.Exec(q, args...); err != nil {
-		t.Fatalf("%s: %v", q, err)
+		t.Fatalf("%s: %v", short(q), err)
 	}
 }
 
@@ -146,5 +146,13 @@ func setupProtected(t testing.TB, ts *testServer, n int, epsBudget float64) *sql
 
 func spent(t testing.TB, db *sql.DB, table string) float64 {
 	t.Helper()
-	return queryFloat(t, db, "SELECT epsilon_spent FROM dpsql.dp_budget WHERE table_name = ?", table)
+	return queryFloat(t, db, "SELECT epsilon_spent FROM dp_budget WHERE table_name = ?", table)
+}
+
+// short trims long statements in failure messages.
+func short(q string) string {
+	if len(q) > 120 {
+		return q[:120] + "…"
+	}
+	return q
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/functions"
 )
 
@@ -15,6 +16,7 @@ import (
 type provider struct {
 	sql.MutableDatabaseProvider
 	sys   sql.Database
+	views func(db string) map[string]sql.Table
 	procs sql.ExternalStoredProcedureRegistry
 	cat   *catalog.Catalog
 }
@@ -24,19 +26,56 @@ var (
 	_ sql.ExternalStoredProcedureProvider = (*provider)(nil)
 )
 
-func newProvider(inner sql.MutableDatabaseProvider, sys sql.Database, procs []sql.ExternalStoredProcedureDetails, cat *catalog.Catalog) *provider {
+func newProvider(inner sql.MutableDatabaseProvider, sys sql.Database, views func(string) map[string]sql.Table, procs []sql.ExternalStoredProcedureDetails, cat *catalog.Catalog) *provider {
 	reg := sql.NewExternalStoredProcedureRegistry()
 	for _, p := range procs {
 		reg.Register(p)
 	}
-	return &provider{MutableDatabaseProvider: inner, sys: sys, procs: reg, cat: cat}
+	return &provider{MutableDatabaseProvider: inner, sys: sys, views: views, procs: reg, cat: cat}
 }
 
 func (p *provider) Database(ctx *sql.Context, name string) (sql.Database, error) {
 	if isSystemDB(name) {
 		return p.sys, nil
 	}
-	return p.MutableDatabaseProvider.Database(ctx, name)
+	db, err := p.MutableDatabaseProvider.Database(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return p.wrap(db), nil
+}
+
+// wrap adds the dpsql views to a user database.
+func (p *provider) wrap(db sql.Database) sql.Database {
+	if sdb, ok := db.(*store.Database); ok {
+		return &userDB{Database: sdb, views: p.views(sdb.Name())}
+	}
+	return db
+}
+
+// userDB is a store database plus the dpsql views (restricted to it).
+// Embedding keeps every interface the store database implements.
+type userDB struct {
+	*store.Database
+	views map[string]sql.Table
+}
+
+func (d *userDB) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
+	if v, ok := d.views[strings.ToLower(name)]; ok {
+		return v, true, nil
+	}
+	return d.Database.GetTableInsensitive(ctx, name)
+}
+
+func (d *userDB) GetTableNames(ctx *sql.Context) ([]string, error) {
+	names, err := d.Database.GetTableNames(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range functions.ViewNames {
+		names = append(names, v)
+	}
+	return names, nil
 }
 
 func (p *provider) HasDatabase(ctx *sql.Context, name string) bool {
@@ -44,7 +83,11 @@ func (p *provider) HasDatabase(ctx *sql.Context, name string) bool {
 }
 
 func (p *provider) AllDatabases(ctx *sql.Context) []sql.Database {
-	return append(p.MutableDatabaseProvider.AllDatabases(ctx), p.sys)
+	var out []sql.Database
+	for _, db := range p.MutableDatabaseProvider.AllDatabases(ctx) {
+		out = append(out, p.wrap(db))
+	}
+	return append(out, p.sys)
 }
 
 func (p *provider) CreateDatabase(ctx *sql.Context, name string) error {

@@ -43,7 +43,7 @@ func TestBudgetExhaustionAndRestart(t *testing.T) {
 	wantErr(t, ana2, "SELECT DP_MEAN('people', 'age', 0.01)", "privacy budget exceeded")
 	wantErr(t, ana2, "SELECT * FROM people", "protected")
 	// The ledger is for owners.
-	wantErr(t, ana2, "SELECT * FROM dpsql.dp_ledger", "owners")
+	wantErr(t, ana2, "SELECT * FROM dp_ledger", "owners")
 	if n := queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger WHERE table_name = 'demo.people' AND status = 'ok'"); n != 2 {
 		t.Fatalf("ledger has %v ok releases, want 2", n)
 	}

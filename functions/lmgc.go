@@ -39,8 +39,11 @@ func (e *Env) dpLMGCTrain(ctx *sql.Context, args []any) (any, error) {
 	if cfg.H, err = o.float("h", 0); err != nil {
 		return nil, err
 	}
-	s, err := e.spec(ctx, ref, o, "lmgc", true)
+	s, err := e.spec(ref, o, true)
 	if err != nil {
+		return nil, err
+	}
+	if s.model, err = e.modelName(o, "lmgc", ref); err != nil {
 		return nil, err
 	}
 	if err := o.unknown(); err != nil {

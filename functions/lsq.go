@@ -1,17 +1,187 @@
 package functions
 
 import (
-	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/dpsql/dpsql/mechanism/lsq"
 )
 
-// dpLSQ implements DP_LSQ (wired when the lsq mechanism lands).
-func (e *Env) dpLSQ(ctx *sql.Context, args []any) (any, error) {
-	return nil, errors.New("DP_LSQ is not available yet")
+// lsqConfig parses the options shared by DP_LSQ and DP_LSQ_PREDICT.
+func lsqConfig(o options, eps float64, kernel string) (lsq.Config, error) {
+	cfg := lsq.Config{Kernel: strings.ToLower(kernel), Epsilon: eps}
+	var err error
+	if v, ok := o.take("lambda"); ok && !strings.EqualFold(v, "auto") {
+		o["lambda"] = v
+		if cfg.Lambda, err = o.float("lambda", 0); err != nil {
+			return cfg, err
+		}
+		if !(cfg.Lambda > 0) {
+			return cfg, fmt.Errorf("option lambda must be > 0 or 'auto', got %v", cfg.Lambda)
+		}
+	}
+	if cfg.Delta, err = o.float("delta", 0); err != nil {
+		return cfg, err
+	}
+	if cfg.Dim, err = o.int("dim", 0); err != nil {
+		return cfg, err
+	}
+	if cfg.Gamma, err = o.float("gamma", 0); err != nil {
+		return cfg, err
+	}
+	if cfg.Eta, err = o.float("eta", 0); err != nil {
+		return cfg, err
+	}
+	cfg.Method, _ = o.take("method")
+	cfg.Method = strings.ToLower(cfg.Method)
+	return cfg, nil
 }
 
-// dpLSQPredict implements DP_LSQ_PREDICT.
+func optionsArg(args []any, i int) (options, error) {
+	if len(args) <= i || args[i] == nil {
+		return options{}, nil
+	}
+	s, err := argString(args, i, "options")
+	if err != nil {
+		if strings.Contains(err.Error(), "empty") {
+			return options{}, nil
+		}
+		return nil, err
+	}
+	return parseOptions(s)
+}
+
+// dpLSQ implements DP_LSQ('<table>', ε, '<kernel>' [, '<options>']).
+func (e *Env) dpLSQ(ctx *sql.Context, args []any) (any, error) {
+	name, err := argString(args, 0, "table")
+	if err != nil {
+		return nil, err
+	}
+	eps, err := argEpsilon(args, 1)
+	if err != nil {
+		return nil, err
+	}
+	kernel, err := argString(args, 2, "kernel")
+	if err != nil {
+		return nil, err
+	}
+	o, err := optionsArg(args, 3)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := e.protectedTable(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := lsqConfig(o, eps, kernel)
+	if err != nil {
+		return nil, err
+	}
+	s, err := e.spec(ref, o, false)
+	if err != nil {
+		return nil, err
+	}
+	if s.model, err = e.modelName(o, "lsq", ref); err != nil {
+		return nil, err
+	}
+	if err := o.unknown(); err != nil {
+		return nil, err
+	}
+	cfg.N, cfg.Features, cfg.Lo, cfg.Hi = int(s.n), s.features, s.lo, s.hi
+	cfg.Label, cfg.LabelLo, cfg.LabelHi = s.label, s.labelLo, s.labelHi
+	tr, err := lsq.Plan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := tr.Config()
+	params := paramString("method", c.Method, "lambda", tr.Lambda(), "delta", c.Delta, "dim", c.Dim, "gamma", c.Gamma,
+		"eta", c.Eta, "label", s.label, "features", s.features)
+	charged, chargedDelta := eventsCost(tr.Events())
+	return e.release(ctx, ref, "DP_LSQ", eps, cfg.Delta, tr.Events(), func() (any, error) {
+		X, y, err := e.loadRegression(s)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", ref.key, err)
+		}
+		if len(X) != cfg.N {
+			cfg.N = len(X)
+			if tr, err = lsq.Plan(cfg); err != nil {
+				return nil, err
+			}
+			s.n = int64(len(X))
+		}
+		m, err := tr.Train(X, y)
+		if err != nil {
+			return nil, err
+		}
+		return e.saveModel(ctx, s, m, params, charged, chargedDelta, eps)
+	})
+}
+
+// dpLSQPredict implements DP_LSQ_PREDICT('<table>', ε, '<kernel>',
+// '<options>', x1, …, xd): one private Nie–Wang prediction at x.
 func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
-	return nil, errors.New("DP_LSQ_PREDICT is not available yet")
+	name, err := argString(args, 0, "table")
+	if err != nil {
+		return nil, err
+	}
+	eps, err := argEpsilon(args, 1)
+	if err != nil {
+		return nil, err
+	}
+	kernel, err := argString(args, 2, "kernel")
+	if err != nil {
+		return nil, err
+	}
+	o, err := optionsArg(args, 3)
+	if err != nil {
+		return nil, err
+	}
+	ref, err := e.protectedTable(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := lsqConfig(o, eps, kernel)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Method != "" {
+		return nil, fmt.Errorf("DP_LSQ_PREDICT takes no method option (it is the Nie–Wang private prediction)")
+	}
+	s, err := e.spec(ref, o, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.unknown(); err != nil {
+		return nil, err
+	}
+	xq := make([]float64, len(s.features))
+	if len(args)-4 != len(xq) {
+		return nil, fmt.Errorf("DP_LSQ_PREDICT expects %d feature values (%s) after the options, got %d", len(xq), strings.Join(s.features, ", "), len(args)-4)
+	}
+	for i := range xq {
+		if xq[i], err = argFloat(args, 4+i, s.features[i]); err != nil {
+			return nil, err
+		}
+	}
+	cfg.N, cfg.Features, cfg.Lo, cfg.Hi = int(s.n), s.features, s.lo, s.hi
+	cfg.Label, cfg.LabelLo, cfg.LabelHi = s.label, s.labelLo, s.labelHi
+	pp, err := lsq.PlanPredict(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return e.release(ctx, ref, "DP_LSQ_PREDICT", eps, 0, pp.Events(), func() (any, error) {
+		X, y, err := e.loadRegression(s)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", ref.key, err)
+		}
+		if len(X) != cfg.N {
+			cfg.N = len(X)
+			if pp, err = lsq.PlanPredict(cfg); err != nil {
+				return nil, err
+			}
+		}
+		return pp.Predict(X, y, xq)
+	})
 }

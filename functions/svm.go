@@ -52,8 +52,11 @@ func (e *Env) dpSVMTrain(ctx *sql.Context, args []any) (any, error) {
 		return nil, err
 	}
 	cfg.Loss, _ = o.take("loss")
-	s, err := e.spec(ctx, ref, o, "svm", true)
+	s, err := e.spec(ref, o, true)
 	if err != nil {
+		return nil, err
+	}
+	if s.model, err = e.modelName(o, "svm", ref); err != nil {
 		return nil, err
 	}
 	if err := o.unknown(); err != nil {

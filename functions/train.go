@@ -29,8 +29,8 @@ type trainSpec struct {
 	model    string // name for the released model
 }
 
-// spec resolves label=, features= and model= from the catalog.
-func (e *Env) spec(ctx *sql.Context, ref tableRef, o options, kind string, classification bool) (trainSpec, error) {
+// spec resolves label= and features= from the catalog.
+func (e *Env) spec(ref tableRef, o options, classification bool) (trainSpec, error) {
 	s := trainSpec{ref: ref}
 	t, _ := e.Catalog.Table(ref.key)
 	if lbl, ok := o.take("label"); ok {
@@ -121,24 +121,26 @@ func (e *Env) spec(ctx *sql.Context, ref tableRef, o options, kind string, class
 		return s, fmt.Errorf("table %s is empty", ref.key)
 	}
 	s.n = n
+	return s, nil
+}
+
+// modelName resolves model= or picks the next free <kind>_<table>_<k>.
+func (e *Env) modelName(o options, kind string, ref tableRef) (string, error) {
 	if name, ok := o.take("model"); ok {
 		if !identRE.MatchString(name) {
-			return s, fmt.Errorf("model name %q must be 1–64 letters, digits or _", name)
+			return "", fmt.Errorf("model name %q must be 1–64 letters, digits, _ or $", name)
 		}
 		if e.Catalog.HasModel(name) {
-			return s, fmt.Errorf("model %q already exists", name)
+			return "", fmt.Errorf("model %q already exists", name)
 		}
-		s.model = name
-	} else {
-		for i := 1; ; i++ {
-			name := fmt.Sprintf("%s_%s_%d", kind, strings.ToLower(ref.table), i)
-			if !e.Catalog.HasModel(name) {
-				s.model = name
-				break
-			}
+		return name, nil
+	}
+	for i := 1; ; i++ {
+		name := fmt.Sprintf("%s_%s_%d", kind, strings.ToLower(ref.table), i)
+		if !e.Catalog.HasModel(name) {
+			return name, nil
 		}
 	}
-	return s, nil
 }
 
 // loadClassification reads features and class indices in one snapshot.

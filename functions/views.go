@@ -22,14 +22,40 @@ type systemDB struct {
 	names  []string
 }
 
-// SystemDB returns the dpsql system database with its views.
+// SystemDB returns the dpsql system database with its views over every
+// database. go-mysql-server lets only accounts with a privilege on it (or a
+// global one, such as root and owners granted ALL) open it, so the same
+// views also appear in every user database, see Views.
 func (e *Env) SystemDB() sql.Database {
 	d := &systemDB{tables: map[string]*view{}}
-	for _, v := range []*view{e.budgetView(), e.modelsView(), e.ledgerView(), e.columnsView(), e.ownersView()} {
+	for _, v := range e.views("") {
 		d.tables[v.name] = v
 		d.names = append(d.names, v.name)
 	}
 	return d
+}
+
+// ViewNames are the view names reserved in every database.
+var ViewNames = []string{"dp_budget", "dp_models", "dp_ledger", "dp_columns", "dp_owners"}
+
+// Views returns the dpsql views as they appear inside database db: the same
+// columns, restricted to that database's tables, so any account that may use
+// the database can read its budgets and models.
+func (e *Env) Views(db string) map[string]sql.Table {
+	out := map[string]sql.Table{}
+	for _, v := range e.views(strings.ToLower(db)) {
+		out[v.name] = v
+	}
+	return out
+}
+
+func (e *Env) views(db string) []*view {
+	return []*view{e.budgetView(db), e.modelsView(db), e.ledgerView(db), e.columnsView(db), e.ownersView()}
+}
+
+// inDB reports whether catalog key "db.table" belongs to db ("" = all).
+func inDB(db, key string) bool {
+	return db == "" || strings.HasPrefix(key, db+".")
 }
 
 func (d *systemDB) Name() string { return SystemDatabase }
@@ -38,6 +64,36 @@ func (d *systemDB) GetTableInsensitive(_ *sql.Context, name string) (sql.Table, 
 	return v, ok, nil
 }
 func (d *systemDB) GetTableNames(*sql.Context) ([]string, error) { return d.names, nil }
+
+// The system database has no views, triggers or procedures of its own, but
+// go-mysql-server's privilege wrapper asks for them.
+var (
+	_ sql.ViewDatabase            = (*systemDB)(nil)
+	_ sql.TriggerDatabase         = (*systemDB)(nil)
+	_ sql.StoredProcedureDatabase = (*systemDB)(nil)
+)
+
+var errReadOnly = fmt.Errorf("database %s is read-only", SystemDatabase)
+
+func (d *systemDB) CreateView(*sql.Context, string, string, string) error { return errReadOnly }
+func (d *systemDB) DropView(*sql.Context, string) error                   { return errReadOnly }
+func (d *systemDB) GetViewDefinition(*sql.Context, string) (sql.ViewDefinition, bool, error) {
+	return sql.ViewDefinition{}, false, nil
+}
+func (d *systemDB) AllViews(*sql.Context) ([]sql.ViewDefinition, error)       { return nil, nil }
+func (d *systemDB) GetTriggers(*sql.Context) ([]sql.TriggerDefinition, error) { return nil, nil }
+func (d *systemDB) CreateTrigger(*sql.Context, sql.TriggerDefinition) error   { return errReadOnly }
+func (d *systemDB) DropTrigger(*sql.Context, string) error                    { return errReadOnly }
+func (d *systemDB) GetStoredProcedure(*sql.Context, string) (sql.StoredProcedureDetails, bool, error) {
+	return sql.StoredProcedureDetails{}, false, nil
+}
+func (d *systemDB) GetStoredProcedures(*sql.Context) ([]sql.StoredProcedureDetails, error) {
+	return nil, nil
+}
+func (d *systemDB) SaveStoredProcedure(*sql.Context, sql.StoredProcedureDetails) error {
+	return errReadOnly
+}
+func (d *systemDB) DropStoredProcedure(*sql.Context, string) error { return errReadOnly }
 
 // view is a read-only table computed from the catalog or the accountant.
 type view struct {
@@ -55,10 +111,10 @@ func newView(name string, cols []*sql.Column, rows func(ctx *sql.Context) ([]sql
 	return &view{name: name, schema: cols, rows: rows}
 }
 
-func (v *view) Name() string                { return v.name }
-func (v *view) String() string              { return v.name }
-func (v *view) Schema() sql.Schema          { return v.schema }
-func (v *view) Collation() sql.CollationID  { return sql.Collation_Default }
+func (v *view) Name() string               { return v.name }
+func (v *view) String() string             { return v.name }
+func (v *view) Schema() sql.Schema         { return v.schema }
+func (v *view) Collation() sql.CollationID { return sql.Collation_Default }
 func (v *view) Partitions(*sql.Context) (sql.PartitionIter, error) {
 	return &onePartition{}, nil
 }
@@ -69,6 +125,12 @@ func (v *view) PartitionRows(ctx *sql.Context, _ sql.Partition) (sql.RowIter, er
 	}
 	return sql.RowsToRowIter(rows...), nil
 }
+
+// DataLength and RowCount make views statistics tables, so that
+// information_schema.tables reports 0 for them instead of carrying over the
+// previous table's figures (a go-mysql-server v0.20.0 quirk).
+func (v *view) DataLength(*sql.Context) (uint64, error)     { return 0, nil }
+func (v *view) RowCount(*sql.Context) (uint64, bool, error) { return 0, false, nil }
 
 type onePartition struct{ done bool }
 
@@ -87,7 +149,7 @@ func (k partitionKey) Key() []byte { return []byte(k) }
 
 func col(name string, t sql.Type) *sql.Column { return &sql.Column{Name: name, Type: t} }
 
-func (e *Env) budgetView() *view {
+func (e *Env) budgetView(db string) *view {
 	return newView("dp_budget", []*sql.Column{
 		col("table_name", types.Text), col("accounting", types.Text),
 		col("epsilon_total", types.Float64), col("epsilon_spent", types.Float64), col("epsilon_remaining", types.Float64),
@@ -99,6 +161,9 @@ func (e *Env) budgetView() *view {
 		}
 		rows := make([]sql.Row, 0, len(all))
 		for _, s := range all {
+			if !inDB(db, s.Table) {
+				continue
+			}
 			rows = append(rows, sql.Row{s.Table, string(s.Mode), s.EpsilonTotal, s.EpsilonSpent, nonNeg(s.EpsilonTotal - s.EpsilonSpent),
 				s.DeltaTotal, s.DeltaSpent, nonNeg(s.DeltaTotal - s.DeltaSpent)})
 		}
@@ -113,7 +178,7 @@ func nonNeg(x float64) float64 {
 	return x
 }
 
-func (e *Env) modelsView() *view {
+func (e *Env) modelsView(db string) *view {
 	return newView("dp_models", []*sql.Column{
 		col("name", types.Text), col("kind", types.Text), col("kernel", types.Text), col("params", types.Text),
 		col("epsilon", types.Float64), col("delta", types.Float64), col("epsilon_requested", types.Float64),
@@ -121,6 +186,9 @@ func (e *Env) modelsView() *view {
 	}, func(*sql.Context) ([]sql.Row, error) {
 		var rows []sql.Row
 		for _, m := range e.Catalog.Models() {
+			if !inDB(db, m.Table) {
+				continue
+			}
 			rows = append(rows, sql.Row{m.Name, m.Kind, m.Kernel, m.Params, m.Epsilon, m.Delta, m.RequestedEpsilon,
 				m.N, m.Table, m.Creator, m.CreatedAt.UTC()})
 		}
@@ -128,10 +196,10 @@ func (e *Env) modelsView() *view {
 	})
 }
 
-func (e *Env) ledgerView() *view {
+func (e *Env) ledgerView(db string) *view {
 	return newView("dp_ledger", []*sql.Column{
 		col("id", types.Int64), col("time", types.DatetimeMaxPrecision), col("user", types.Text), col("table_name", types.Text),
-		col("function", types.Text), col("epsilon", types.Float64), col("delta", types.Float64),
+		col("function_name", types.Text), col("epsilon", types.Float64), col("delta", types.Float64),
 		col("epsilon_requested", types.Float64), col("delta_requested", types.Float64), col("status", types.Text), col("detail", types.Text),
 	}, func(ctx *sql.Context) ([]sql.Row, error) {
 		// Failure details may depend on the data: owners only.
@@ -144,6 +212,9 @@ func (e *Env) ledgerView() *view {
 		}
 		rows := make([]sql.Row, 0, len(entries))
 		for _, l := range entries {
+			if !inDB(db, l.Table) {
+				continue
+			}
 			rows = append(rows, sql.Row{int64(l.ID), l.Time.UTC(), l.User, l.Table, l.Function, l.Epsilon, l.Delta,
 				l.RequestedEpsilon, l.RequestedDelta, l.Status, l.Detail})
 		}
@@ -151,13 +222,16 @@ func (e *Env) ledgerView() *view {
 	})
 }
 
-func (e *Env) columnsView() *view {
+func (e *Env) columnsView(db string) *view {
 	return newView("dp_columns", []*sql.Column{
 		col("table_name", types.Text), col("column_name", types.Text), col("lower_bound", types.Float64),
 		col("upper_bound", types.Float64), col("labels", types.Text),
 	}, func(*sql.Context) ([]sql.Row, error) {
 		var rows []sql.Row
 		for _, t := range e.Catalog.Tables() {
+			if !inDB(db, t.Name) {
+				continue
+			}
 			for c, b := range t.Bounds {
 				rows = append(rows, sql.Row{t.Name, c, b.Lo, b.Hi, nil})
 			}

@@ -3,11 +3,13 @@ package store
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -209,4 +211,35 @@ func BenchmarkSelectAvg1M(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkInsertSQL10k: multi-row INSERT statements of 1000 rows through the
+// engine into a table with a primary key (10k rows per iteration).
+func BenchmarkInsertSQL10k(b *testing.B) {
+	h := newHarness(b)
+	h.setupDB()
+	h.mustQuery("CREATE TABLE t (id BIGINT PRIMARY KEY, c1 DOUBLE, c2 DOUBLE, c3 DOUBLE, c4 DOUBLE, c5 DOUBLE)")
+	next := 0
+	stmt := func() string {
+		var sb strings.Builder
+		sb.WriteString("INSERT INTO t VALUES ")
+		for i := 0; i < 1000; i++ {
+			if i > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, "(%d,%d.5,1,2,3,4)", next, next%97)
+			next++
+		}
+		return sb.String()
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for j := 0; j < 10; j++ {
+			b.StopTimer()
+			q := stmt()
+			b.StartTimer()
+			h.mustQuery(q)
+		}
+	}
+	b.ReportMetric(float64(10000*b.N)/b.Elapsed().Seconds(), "rows/s")
 }

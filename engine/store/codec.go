@@ -209,7 +209,13 @@ func appendValue(ctx context.Context, dst []byte, k kind, t sql.Type, v any) ([]
 	case kFloat64:
 		return binary.LittleEndian.AppendUint64(dst, math.Float64bits(v.(float64))), nil
 	case kDecimal:
-		return appendBytes(dst, []byte(v.(decimal.Decimal).String())), nil
+		// Keep the scale (12.50 stays 12.50, not 12.5).
+		d := v.(decimal.Decimal)
+		txt := d.String()
+		if e := d.Exponent(); e < 0 {
+			txt = d.StringFixed(-e)
+		}
+		return appendBytes(dst, []byte(txt)), nil
 	case kString:
 		s := v.(string)
 		dst = binary.AppendUvarint(dst, uint64(len(s)))

@@ -17,6 +17,7 @@ type provider struct{ s *Store }
 
 var (
 	_ sql.MutableDatabaseProvider = provider{}
+	_ sql.CollatedDatabase        = (*Database)(nil)
 	_ sql.Database                = (*Database)(nil)
 	_ sql.TableCreator            = (*Database)(nil)
 	_ sql.TableDropper            = (*Database)(nil)
@@ -81,7 +82,7 @@ func (s *Store) CreateDatabase(name string) error {
 		if err != nil {
 			return err
 		}
-		meta, err := json.Marshal(struct{ Name string }{name})
+		meta, err := json.Marshal(dbMeta{Name: name})
 		if err != nil {
 			return err
 		}
@@ -152,6 +153,35 @@ type Database struct {
 }
 
 func (d *Database) Name() string { return d.ds.name }
+
+// GetCollation is the database's default collation for new tables.
+func (d *Database) GetCollation(*sql.Context) sql.CollationID {
+	if c := sql.CollationID(d.ds.collation.Load()); c != sql.Collation_Unspecified {
+		return c
+	}
+	return sql.Collation_Default
+}
+
+// SetCollation (CREATE DATABASE … COLLATE, ALTER DATABASE) persists the
+// default collation.
+func (d *Database) SetCollation(_ *sql.Context, c sql.CollationID) error {
+	meta, err := json.Marshal(dbMeta{Name: d.ds.name, Collation: uint16(c)})
+	if err != nil {
+		return err
+	}
+	err = d.s.db.Update(func(tx *bolt.Tx) error {
+		dbb := tx.Bucket(bucketData).Bucket([]byte(d.ds.key))
+		if dbb == nil {
+			return sql.ErrDatabaseNotFound.New(d.ds.name)
+		}
+		return dbb.Put(keyDBMeta, meta)
+	})
+	if err != nil {
+		return fmt.Errorf("setting collation of %s: %w", d.ds.name, err)
+	}
+	d.ds.collation.Store(uint32(c))
+	return nil
+}
 
 func (d *Database) GetTableInsensitive(_ *sql.Context, name string) (sql.Table, bool, error) {
 	d.s.mu.RLock()

@@ -46,8 +46,9 @@ type ImportOptions struct {
 // get NULL (or the next AUTO_INCREMENT value).
 //
 // Rows are written in batches to a staging bucket and made visible in one
-// final transaction, so the import is all-or-nothing and durable when it
-// returns. It does not call the SQL hooks: it is the owner's bulk path.
+// final transaction, so the import is all-or-nothing (a table it created is
+// dropped again on failure) and durable when it returns. It does not call
+// the SQL hooks: it is the owner's bulk path.
 func (s *Store) ImportCSV(db, table string, r io.Reader, opt ImportOptions) (n int64, err error) {
 	if opt.BatchRows <= 0 {
 		opt.BatchRows = 100000
@@ -66,6 +67,9 @@ func (s *Store) ImportCSV(db, table string, r io.Reader, opt ImportOptions) (n i
 		}
 		return 0, fmt.Errorf("import: reading header: %w", err)
 	}
+	if len(hdr) > 0 {
+		hdr[0] = bytes.TrimPrefix(hdr[0], []byte("\ufeff")) // UTF-8 byte order mark
+	}
 	header := make([]string, len(hdr))
 	for i, h := range hdr {
 		header[i] = strings.TrimSpace(string(h))
@@ -75,7 +79,7 @@ func (s *Store) ImportCSV(db, table string, r io.Reader, opt ImportOptions) (n i
 	}
 
 	// Records read ahead for type inference are replayed first.
-	var ahead [][]string
+	var ahead []aheadRec
 	if !s.HasTable(db, table) {
 		sch := opt.Schema
 		if sch == nil {
@@ -84,8 +88,8 @@ func (s *Store) ImportCSV(db, table string, r io.Reader, opt ImportOptions) (n i
 			}
 			sch = inferSchema(header, ahead)
 		}
-		switch err := s.CreateTable(db, table, sql.NewPrimaryKeySchema(sch)); {
-		case err == nil:
+		switch cerr := s.CreateTable(db, table, sql.NewPrimaryKeySchema(sch)); {
+		case cerr == nil:
 			// A failed import leaves no table behind.
 			defer func() {
 				if err != nil {
@@ -94,8 +98,8 @@ func (s *Store) ImportCSV(db, table string, r io.Reader, opt ImportOptions) (n i
 					}
 				}
 			}()
-		case !sql.ErrTableAlreadyExists.Is(err):
-			return 0, fmt.Errorf("import: %w", err)
+		case !sql.ErrTableAlreadyExists.Is(cerr):
+			return 0, fmt.Errorf("import: %w", cerr)
 		}
 	}
 	ts, err := s.lookup(db, table)
@@ -110,10 +114,10 @@ func (s *Store) ImportCSV(db, table string, r io.Reader, opt ImportOptions) (n i
 
 	fields := make([][]byte, len(header))
 	for _, rec := range ahead {
-		for i := range rec {
-			fields[i] = []byte(rec[i])
+		for i := range rec.fields {
+			fields[i] = []byte(rec.fields[i])
 		}
-		if err := im.add(fields, 0); err != nil {
+		if err := im.add(fields, rec.line); err != nil {
 			return 0, err
 		}
 	}
@@ -135,8 +139,13 @@ func (s *Store) ImportCSV(db, table string, r io.Reader, opt ImportOptions) (n i
 	return im.finish()
 }
 
-func readAhead(cr *csvReader, width, n int) ([][]string, error) {
-	var out [][]string
+type aheadRec struct {
+	fields []string
+	line   int
+}
+
+func readAhead(cr *csvReader, width, n int) ([]aheadRec, error) {
+	var out []aheadRec
 	for len(out) < n {
 		rec, err := cr.read()
 		if errors.Is(err, io.EOF) {
@@ -148,21 +157,21 @@ func readAhead(cr *csvReader, width, n int) ([][]string, error) {
 		if len(rec) != width {
 			return nil, fmt.Errorf("import: line %d: %d fields, header has %d", cr.line, len(rec), width)
 		}
-		r := make([]string, len(rec))
+		r := aheadRec{fields: make([]string, len(rec)), line: cr.line}
 		for i, f := range rec {
-			r[i] = string(f)
+			r.fields[i] = string(f)
 		}
 		out = append(out, r)
 	}
 	return out, nil
 }
 
-func inferSchema(header []string, rows [][]string) sql.Schema {
+func inferSchema(header []string, rows []aheadRec) sql.Schema {
 	sch := make(sql.Schema, len(header))
 	for j, name := range header {
 		isInt, isFloat, seen := true, true, false
 		for _, r := range rows {
-			v := strings.TrimSpace(r[j])
+			v := strings.TrimSpace(r.fields[j])
 			if v == "" || v == `\N` {
 				continue
 			}

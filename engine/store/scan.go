@@ -36,12 +36,18 @@ func (s *Store) scanPlan(db, table string, cols []string) (*tableState, *tableMe
 	return ts, m, newProjection(len(m.schema()), ords), len(ords), nil
 }
 
-func (s *Store) scan(ts *tableState, m *tableMeta, fn func(v []byte) error) (int64, error) {
+func (s *Store) scan(ts *tableState, m *tableMeta, start func(n int64) error, fn func(v []byte) error) (int64, error) {
 	var n int64
 	err := s.db.View(func(tx *bolt.Tx) error {
 		tb := tableBucket(tx, ts.db.key, ts.id)
-		if _, err := readStat(tb, m); err != nil {
+		st, err := readStat(tb, m)
+		if err != nil {
 			return err
+		}
+		if start != nil {
+			if err := start(int64(st.count)); err != nil {
+				return err
+			}
 		}
 		c := tb.Bucket(bucketRows).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -59,12 +65,19 @@ func (s *Store) scan(ts *tableState, m *tableMeta, fn func(v []byte) error) (int
 // (NULL and non-numeric values are NaN). The slice is reused between calls.
 // It returns the number of rows scanned.
 func (s *Store) ScanFloats(db, table string, cols []string, fn func(row []float64) error) (int64, error) {
+	return s.ScanFloatsCounted(db, table, cols, nil, fn)
+}
+
+// ScanFloatsCounted is ScanFloats with start called first with the exact
+// row count of the snapshot being scanned (the n a mechanism must use when
+// rows may be inserted concurrently); an error from start ends the scan.
+func (s *Store) ScanFloatsCounted(db, table string, cols []string, start func(n int64) error, fn func(row []float64) error) (int64, error) {
 	ts, m, p, width, err := s.scanPlan(db, table, cols)
 	if err != nil {
 		return 0, err
 	}
 	row := make([]float64, width)
-	n, err := s.scan(ts, m, func(v []byte) error {
+	n, err := s.scan(ts, m, start, func(v []byte) error {
 		if err := m.codec.decodeFloats(v, &p, row); err != nil {
 			return fmt.Errorf("table %s: %w", m.name, err)
 		}
@@ -82,7 +95,7 @@ func (s *Store) ScanValues(db, table string, cols []string, fn func(row []any) e
 		return 0, err
 	}
 	row := make([]any, width)
-	n, err := s.scan(ts, m, func(v []byte) error {
+	n, err := s.scan(ts, m, nil, func(v []byte) error {
 		if err := m.codec.decode(v, &p, row); err != nil {
 			return fmt.Errorf("table %s: %w", m.name, err)
 		}

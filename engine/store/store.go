@@ -97,7 +97,10 @@ type Hooks struct {
 	// and op with row == nil, and for each new row value of INSERT, UPDATE
 	// and REPLACE with the row, before it is accepted. DDL on a table calls
 	// it with OpCreate, OpDrop, OpTruncate, OpAlter or OpRename and row ==
-	// nil.
+	// nil. The engine runs some statements as several steps: ALTER TABLE …
+	// ADD COLUMN with a default then updates every row (OpUpdate calls),
+	// TRUNCATE of a table with an AUTO_INCREMENT column resets the counter
+	// (OpAlter), and DELETE without WHERE is a truncation (OpTruncate).
 	CheckWrite func(ctx *sql.Context, db, table string, op WriteOp, row sql.Row) error
 }
 
@@ -112,9 +115,16 @@ type Store struct {
 }
 
 type dbState struct {
-	key    string // lower case; bucket name
-	name   string // as created
-	tables map[string]*tableState
+	key       string // lower case; bucket name
+	name      string // as created
+	collation atomic.Uint32
+	tables    map[string]*tableState
+}
+
+// dbMeta is the persisted form of a database's definition.
+type dbMeta struct {
+	Name      string
+	Collation uint16 `json:",omitempty"`
 }
 
 // tableState is the process-wide state of one table, shared by all Table
@@ -150,11 +160,12 @@ func Open(db *bolt.DB) (*Store, error) {
 		}
 		return data.ForEachBucket(func(k []byte) error {
 			dbb := data.Bucket(k)
-			var dm struct{ Name string }
+			var dm dbMeta
 			if err := json.Unmarshal(dbb.Get(keyDBMeta), &dm); err != nil {
 				return fmt.Errorf("database %q: corrupt metadata: %w", k, err)
 			}
 			ds := &dbState{key: string(k), name: dm.Name, tables: map[string]*tableState{}}
+			ds.collation.Store(uint32(dm.Collation))
 			tables := dbb.Bucket(bucketTables)
 			err := dbb.Bucket(bucketNames).ForEach(func(name, idb []byte) error {
 				id := binary.BigEndian.Uint64(idb)

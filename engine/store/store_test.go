@@ -203,7 +203,7 @@ func TestAggregates(t *testing.T) {
 func TestReopenPreservesEverything(t *testing.T) {
 	h := newHarness(t)
 	h.setupDB()
-	h.mustQuery("CREATE DATABASE other")
+	h.mustQuery("CREATE DATABASE other COLLATE utf8mb4_0900_ai_ci")
 	h.mustQuery(`CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(20) NOT NULL DEFAULT 'anon',
 		amount DECIMAL(8,3), ts DATETIME(6), e ENUM('lo','hi'), s SET('a','b'), j JSON, y YEAR, tm TIME,
 		f FLOAT, u BIGINT UNSIGNED, bt BIT(4), CHECK (amount >= 0)) COMMENT 'the table'`)
@@ -226,6 +226,7 @@ func TestReopenPreservesEverything(t *testing.T) {
 	}
 	expectRows(t, h, "SELECT name FROM vw", "x; anon")
 	expectRows(t, h, "SELECT SUM(v), COUNT(*) FROM other.k", "4,3")
+	expectRows(t, h, "SELECT default_collation_name FROM information_schema.schemata WHERE schema_name = 'other'", "utf8mb4_0900_ai_ci")
 	// Counters continue: AUTO_INCREMENT and the keyless sequence.
 	h.mustQuery("INSERT INTO t (amount) VALUES (3)")
 	expectRows(t, h, "SELECT id FROM t", "1; 2; 3")
@@ -257,6 +258,11 @@ func TestInformationSchemaShowsOnlyRowCount(t *testing.T) {
 	h.mustQuery("INSERT INTO t VALUES " + strings.Join(vals, ","))
 	h.mustQuery("DELETE FROM t WHERE id < 7")
 	h.mustQuery("ANALYZE TABLE t")
+	// No histogram or other statistic is built from the rows: the tables
+	// declare no index, so the engine's ANALYZE does not sample them.
+	if st, err := h.e.Analyzer.Catalog.GetTableStats(h.ctx, "db", h.newTable("t")); err != nil || len(st) != 0 {
+		t.Errorf("statistics after ANALYZE: %v %v", st, err)
+	}
 	expectRows(t, h, `SELECT table_name, table_rows, avg_row_length, data_length, max_data_length, index_length, data_free
 		FROM information_schema.tables WHERE table_schema = 'db' ORDER BY table_name`,
 		"e,0,0,0,0,0,0; t,250,0,0,0,0,0")
@@ -346,6 +352,28 @@ func TestUnsupportedIndexLeavesNoTable(t *testing.T) {
 			t.Errorf("%s left a table behind", q)
 		}
 	}
+	// CREATE TABLE … AS SELECT that fails while filling its table.
+	if _, err := h.query("CREATE TABLE ctas AS SELECT 1 AS a UNION ALL SELECT JSON_EXTRACT('{bad', '$')"); err == nil {
+		t.Error("CTAS with a failing SELECT succeeded")
+	}
+	if h.s.HasTable("db", "ctas") {
+		t.Error("failed CTAS left its table behind")
+	}
+	// An embedded caller reusing one context: a failing first INSERT does
+	// not undo the earlier CREATE TABLE.
+	ctx := h.newCtx()
+	for _, q := range []string{"CREATE TABLE keep (id INT PRIMARY KEY)", "INSERT INTO keep VALUES (1), (1)"} {
+		_, it, _, err := h.e.Query(ctx, q)
+		if err == nil {
+			_, err = sql.RowIterToRows(ctx, it)
+		}
+		if err != nil && !isDupKey(err) {
+			t.Fatal(q, err)
+		}
+	}
+	if !h.s.HasTable("db", "keep") {
+		t.Error("table dropped by a later failing statement")
+	}
 	h.mustQuery("CREATE TABLE u (a INT PRIMARY KEY, b INT)")
 	h.mustQuery("INSERT INTO u VALUES (1, 1)")
 	if _, err := h.query("CREATE INDEX ib ON u (b)"); err == nil {
@@ -420,6 +448,24 @@ func TestConcurrentUpdateConflict(t *testing.T) {
 		t.Fatalf("second commit: %v", err)
 	}
 	expectRows(t, h, "SELECT v FROM c", "1")
+
+	// Two statements insert the same new key: both pass the early check,
+	// the second commit finds the key taken.
+	i1, i2 := h.newTable("c").Inserter(h.ctx), h.newTable("c").Inserter(h.ctx)
+	for _, ins := range []sql.RowInserter{i1, i2} {
+		if err := ins.Insert(h.ctx, sql.Row{int32(7), int32(0)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := i1.Close(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := i2.Close(h.ctx); !isDupKey(err) {
+		t.Fatalf("second insert commit: %v", err)
+	}
+	if n, _ := h.s.RowCount("db", "c"); n != 2 {
+		t.Errorf("RowCount = %d", n)
+	}
 }
 
 func (h *harness) newTable(name string) *Table {
@@ -482,6 +528,19 @@ func TestDirectAccess(t *testing.T) {
 	}
 	if _, err := h.s.ScanFloats("db", "mixed", []string{"zz"}, func([]float64) error { return nil }); err == nil {
 		t.Error("unknown column accepted")
+	}
+	var startN int64 = -1
+	n, err = h.s.ScanFloatsCounted("db", "mixed", []string{"f"}, func(c int64) error {
+		startN = c
+		return nil
+	}, func(r []float64) error {
+		if startN != 2 {
+			t.Error("start not called before the rows")
+		}
+		return nil
+	})
+	if err != nil || n != 2 || startN != 2 {
+		t.Errorf("ScanFloatsCounted: %d %d %v", n, startN, err)
 	}
 	if c, err := h.s.RowCount("db", "Mixed"); err != nil || c != 2 {
 		t.Error("RowCount", c, err)

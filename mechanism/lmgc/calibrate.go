@@ -15,7 +15,7 @@ const (
 	// JacobianShare is ρ_J, the share of ε_obj = ε − ε_out given to the
 	// Jacobian term; it fixes the strong convexity Δ (Chaudhuri et al. 2011,
 	// Algorithm 2, with no curvature from the regulariser).
-	JacobianShare = 0.5
+	JacobianShare = 0.05
 	// ToleranceRatio is ρ_r: the output-noise scale in Φ-space as a
 	// fraction of the perturbation's, β_Z = ρ_r·β/(nΔ).
 	ToleranceRatio = 0.01
@@ -74,12 +74,13 @@ type Calibration struct {
 	Radius              float64 // r = ε_out·β_Z/2, certified solver distance
 }
 
-// calibrate derives the calibration for ε, n, C, D, h (validated).
-func calibrate(eps float64, n, classes, dim int, h float64) Calibration {
+// calibrate derives the calibration for ε, n, C, D, h (validated) and the
+// Jacobian share ρ_J (JacobianShare in every release).
+func calibrate(eps float64, n, classes, dim int, h, jacobianShare float64) Calibration {
 	a := 1 / (2 * h)
 	epsOut := OutputShare * eps
 	epsObj := eps - epsOut
-	t := solveStrongConvexity(classes, a, JacobianShare*epsObj)
+	t := solveStrongConvexity(classes, a, jacobianShare*epsObj)
 	jac := jacobianTerm(classes, a, t)
 	epsB := epsObj - jac
 	s := sensitivity(classes)

@@ -1,9 +1,11 @@
 package lmgc
 
 import (
+	"fmt"
+	"math"
 	"testing"
 	"time"
-	"fmt"
+
 	"github.com/dpsql/dpsql/mechanism"
 )
 
@@ -15,30 +17,36 @@ func TestDevExplore(t *testing.T) {
 	for _, name := range []string{"iris", "wine"} {
 		ds := loadDataset(t, name)
 		xtr, ytr, xte, yte := ds.split()
-		for _, lam := range []float64{1e-3, 1e-2, 1e-1} {
 		for _, h := range []float64{0.5} {
-			for _, eps := range []float64{1, 10, 50} {
-				cfg := ds.config(eps, len(xtr)); cfg.Lambda = lam; cfg.H = h
-				p, err := Plan(cfg)
-				if err != nil { t.Fatal(err) }
-				t0 := time.Now()
-				m, sol, err := p.train(xtr, ytr, trainOptions{noiseOff: true})
-				if err != nil { t.Fatal(err) }
-				el := time.Since(t0)
-				acc := accuracy(t, predictor(m), ds.classes, xte, yte)
-				var accp float64
-				var elp time.Duration
-				for r := 0; r < 3; r++ {
-					t1 := time.Now()
-					mp, _, err := p.train(xtr, ytr, trainOptions{})
-					if err != nil { t.Fatal(err) }
-					elp += time.Since(t1)
-					accp += accuracy(t, predictor(mp), ds.classes, xte, yte) / 3
+			for _, share := range []float64{0.005, 0.01, 0.02, 0.05} {
+				for _, eps := range []float64{0.5, 1, 2, 5, 10, 50} {
+					cfg := ds.config(eps, len(xtr))
+					cfg.H = h
+					p, err := Plan(cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p.cal = calibrate(eps, len(xtr), len(ds.classes), p.dim, h, share)
+					var accp, acc2 float64
+					var elp time.Duration
+					R := 20
+					for r := 0; r < R; r++ {
+						t1 := time.Now()
+						mp, _, err := p.train(xtr, ytr, trainOptions{})
+						if err != nil {
+							t.Fatal(err)
+						}
+						elp += time.Since(t1)
+						a := accuracy(t, predictor(mp), ds.classes, xte, yte)
+						accp += a / float64(R)
+						acc2 += a * a / float64(R)
+					}
+					mo, _, _ := p.train(xtr, ytr, trainOptions{noiseOff: true})
+					ao := accuracy(t, predictor(mo), ds.classes, xte, yte)
+					c := p.Calibration()
+					fmt.Printf("%s h=%g share=%g eps=%g Δ=%.3g acc=%.3f±%.3f noiseoff@Δ=%.3f (%v)\n", name, h, share, eps, c.StrongConvexity, accp, math.Sqrt(acc2-accp*accp), ao, elp/time.Duration(R))
 				}
-				c := p.Calibration()
-				fmt.Printf("%s lam=%g h=%g eps=%g Δ=%.3g noiseoff acc=%.3f it=%d (%v) private acc=%.3f (%v) β=%.3g βZ=%.3g r=%.3g\n", name, lam, h, eps, c.StrongConvexity, acc, sol.iterations, el, accp, elp/3, c.PerturbationScale, c.OutputScale, c.Radius)
 			}
-		}
 		}
 	}
 }

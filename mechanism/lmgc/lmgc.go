@@ -96,7 +96,7 @@ func Plan(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("lmgc: %d classes × %d features give %d parameters, more than the limit %d; use fewer features or classes",
 			classes, len(cfg.Features), m, MaxParams)
 	}
-	cal := calibrate(cfg.Epsilon, cfg.N, classes, dim, cfg.H)
+	cal := calibrate(cfg.Epsilon, cfg.N, classes, dim, cfg.H, JacobianShare)
 	for _, v := range []float64{cal.StrongConvexity, cal.PerturbationScale, cal.OutputScale, cal.Radius, cal.PerturbationEpsilon} {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 			return nil, fmt.Errorf("lmgc: epsilon %v with n = %d and %d classes gives a degenerate calibration (Δ = %v, β = %v); use a smaller epsilon",

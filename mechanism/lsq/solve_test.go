@@ -158,3 +158,26 @@ func TestPSDSqrt(t *testing.T) {
 		}
 	}
 }
+
+// TestSufficientStatsParallel checks the parallel pass against one worker
+// and against a direct sum of φφᵀ and y′φ.
+func TestSufficientStatsParallel(t *testing.T) {
+	const n, d = 70000, 4
+	x, y := benchRows(n, d)
+	tr := mustPlan(t, synthConfig(d, n, 1, 0))
+	par := sufficientStats(x, y, tr.fm, tr.lm)
+	one := accumulate(x, y, tr.fm, tr.lm)
+	f := tr.fm.f
+	direct := mat.NewSymDense(f, nil)
+	c := make([]float64, f)
+	phi := make([]float64, f)
+	for i, row := range x {
+		tr.fm.scaler.Transform(phi, row)
+		direct.SymRankOne(direct, 1, mat.NewVecDense(f, phi))
+		floats.AddScaled(c, tr.lm.unit(y[i]), phi)
+	}
+	if par.n != n || !mat.EqualApprox(par.s, direct, 1e-9) || !mat.EqualApprox(one.s, direct, 1e-9) ||
+		!floats.EqualApprox(par.c, c, 1e-9) || !floats.EqualApprox(one.c, c, 1e-9) {
+		t.Fatalf("sufficient statistics differ between parallel, single-worker and direct sums")
+	}
+}

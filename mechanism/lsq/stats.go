@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"sync"
 
-	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
@@ -63,9 +62,9 @@ type stats struct {
 	n int
 }
 
-// statsBatch is the number of rows mapped into a dense block before one
-// rank-k update (BLAS Dsyrk) and one matrix–vector product (Dgemv).
-const statsBatch = 256
+// statsBatch is the number of rows mapped into a dense block before its
+// contribution to S and c is added (long dot products per entry).
+const statsBatch = 512
 
 // minRowsPerWorker keeps small inputs on one goroutine.
 const minRowsPerWorker = 1 << 14
@@ -87,8 +86,9 @@ func checkRows(X [][]float64, y []float64, n, d int) error {
 }
 
 // sufficientStats makes one pass over the rows, in parallel blocks: each
-// worker maps statsBatch rows at a time into a dense block B and adds BᵀB and
-// Bᵀy′ to its own accumulators, which are summed at the end.
+// worker maps statsBatch rows at a time into a dense block B and adds the
+// upper triangle of BᵀB and Bᵀy′ to its own accumulators, which are summed
+// at the end.
 func sufficientStats(X [][]float64, y []float64, fm featureMap, lm labelMap) stats {
 	n := len(X)
 	workers := runtime.GOMAXPROCS(0)
@@ -121,19 +121,30 @@ func accumulate(X [][]float64, y []float64, fm featureMap, lm labelMap) stats {
 	f := fm.f
 	sData := make([]float64, f*f)
 	c := make([]float64, f)
-	sym := blas64.Symmetric{Uplo: blas.Upper, N: f, Stride: f, Data: sData}
-	block := make([]float64, statsBatch*f)
+	// The block is stored transposed (feature-major): column j of the batch
+	// is contiguous, so each entry of the upper triangle of BᵀB is one long
+	// dot product (vectorised Ddot) instead of many short axpys.
+	block := make([]float64, f*statsBatch)
 	yb := make([]float64, statsBatch)
+	row := make([]float64, f)
 	z := make([]float64, fm.scaler.Dim())
 	for start := 0; start < len(X); start += statsBatch {
 		rows := min(statsBatch, len(X)-start)
 		for r := 0; r < rows; r++ {
-			fm.apply(block[r*f:(r+1)*f], z, X[start+r])
+			fm.apply(row, z, X[start+r])
+			for j, v := range row {
+				block[j*statsBatch+r] = v
+			}
 			yb[r] = lm.unit(y[start+r])
 		}
-		a := blas64.General{Rows: rows, Cols: f, Stride: f, Data: block[:rows*f]}
-		blas64.Syrk(blas.Trans, 1, a, 1, sym)
-		blas64.Gemv(blas.Trans, 1, a, blas64.Vector{N: rows, Inc: 1, Data: yb[:rows]}, 1, blas64.Vector{N: f, Inc: 1, Data: c})
+		vy := blas64.Vector{N: rows, Inc: 1, Data: yb[:rows]}
+		for j := 0; j < f; j++ {
+			vj := blas64.Vector{N: rows, Inc: 1, Data: block[j*statsBatch : j*statsBatch+rows]}
+			for k := j; k < f; k++ {
+				sData[j*f+k] += blas64.Dot(vj, blas64.Vector{N: rows, Inc: 1, Data: block[k*statsBatch : k*statsBatch+rows]})
+			}
+			c[j] += blas64.Dot(vj, vy)
+		}
 	}
 	return stats{s: mat.NewSymDense(f, sData), c: c, n: len(X)}
 }

@@ -72,9 +72,9 @@ func TestAuditRelease(t *testing.T) {
 }
 
 // TestAuditCatchesHalvedScale is an expected failure: with λ/2 the release
-// is only 2ε-DP and the audit must say so.
+// (F = 2) is only 2ε-DP and the audit must say so.
 func TestAuditCatchesHalvedScale(t *testing.T) {
-	tr := auditTrainer(t, 3)
+	tr := auditTrainer(t, 1)
 	tr.lambda /= 2
 	audit.RequireCatch(t, releaseSampler(t, tr), tr.cfg.Epsilon, audit.Config{N: 20000})
 }
@@ -84,7 +84,7 @@ func TestAuditCatchesHalvedScale(t *testing.T) {
 func TestAuditCatchesMissingSqrtF(t *testing.T) {
 	tr := auditTrainer(t, 8)
 	tr.lambda /= math.Sqrt(float64(tr.Dim()))
-	audit.RequireCatch(t, releaseSampler(t, tr), tr.cfg.Epsilon, audit.Config{N: 10000})
+	audit.RequireCatch(t, releaseSampler(t, tr), tr.cfg.Epsilon, audit.Config{N: 20000})
 }
 
 // TestAuditOneVsRest audits the three noisy vectors (F = 2 each) of a
@@ -154,6 +154,8 @@ func endToEnd(t *testing.T, tr *Trainer) audit.Sampler {
 // telling event has probability 2^(−F); the release-path tests above catch
 // both at the calibrated bound.
 func TestAuditTrainEndToEnd(t *testing.T) {
-	tr := mustPlan(t, cfgD(3, 20, 1, KernelLinear))
+	cfg := cfgD(3, 20, 1, KernelLinear)
+	cfg.C = 1
+	tr := mustPlan(t, cfg)
 	audit.RequirePass(t, endToEnd(t, tr), tr.cfg.Epsilon, audit.Config{N: 5000})
 }

@@ -46,7 +46,7 @@ func TestSensitivityBound(t *testing.T) {
 	worst := 0.0 // max ‖Δw‖ / (2LCκ/n) over all cases
 	for _, kernel := range []string{KernelLinear, KernelRBF} {
 		for _, loss := range []string{LossHinge, LossLogistic, LossHuber} {
-			for _, n := range []int{12, 40} {
+			for _, n := range []int{12, 40, 150} {
 				for _, c := range []float64{1, float64(n), 10 * float64(n)} {
 					cfg := cfgD(d, n, 1, kernel)
 					cfg.C, cfg.Loss = c, loss
@@ -70,14 +70,14 @@ func TestSensitivityBound(t *testing.T) {
 						t.Fatal(err)
 					}
 					var nbs []neighbour
-					for r := 0; r < 6; r++ {
+					for r := 0; r < 10; r++ {
 						x := make([]float64, d)
 						for j := range x {
 							x[j] = 2*rng.Float64() - 1
 						}
 						nbs = append(nbs, neighbour{"random", rng.IntN(n), x, rng.IntN(2)})
 					}
-					for _, i := range []int{rng.IntN(n), rng.IntN(n)} {
+					for _, i := range []int{rng.IntN(n), rng.IntN(n), rng.IntN(n)} {
 						nbs = append(nbs, neighbour{"flip", i, X[i], 1 - y[i]})
 						far := farPoint(tr, w0[0], 2*y[i]-1, rng)
 						nbs = append(nbs, neighbour{"far", i, far, y[i]})

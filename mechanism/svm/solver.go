@@ -104,6 +104,8 @@ type problem struct {
 	c    float64
 	tau  float64 // certified duality-gap target
 	log  *logrus.Entry
+	// maxEpochs overrides MaxEpochs when positive (tests).
+	maxEpochs int
 }
 
 // solution is a certified approximate minimiser.
@@ -139,7 +141,11 @@ func (p *problem) solve() (solution, error) {
 	pgTol := 0.1
 	pgMaxOld, pgMinOld := math.Inf(1), math.Inf(-1)
 	wait, nextCert := 1, 0
-	left := int64(MaxEpochs) * int64(n)
+	maxEpochs := MaxEpochs
+	if p.maxEpochs > 0 {
+		maxEpochs = p.maxEpochs
+	}
+	left := int64(maxEpochs) * int64(n)
 	for epoch := 1; left > 0; epoch++ {
 		if full {
 			active = append(active[:0], all...)

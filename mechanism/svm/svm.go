@@ -24,7 +24,7 @@ const (
 // Defaults: fixed public constants, never derived from data.
 const (
 	// DefaultC is the regularisation parameter C of ½‖w‖² + (C/n)·Σℓ.
-	DefaultC = 1.0
+	DefaultC = 100.0
 	// DefaultDim is d̂, the number of random frequencies of the RFF map
 	// (F = 2·d̂ features).
 	DefaultDim = 256
@@ -87,6 +87,8 @@ type Trainer struct {
 	delta2 float64 // ℓ₂ sensitivity 4LCκ/n + 2√(2τ)
 	epsK   float64 // ε of each binary model
 	lambda float64 // Laplace scale per coordinate √F·Δ₂/ε_k
+	// maxEpochs overrides MaxEpochs when positive (tests).
+	maxEpochs int
 }
 
 // Plan validates cfg and computes the noise scale and privacy cost from
@@ -307,7 +309,7 @@ func (t *Trainer) fit(X [][]float64, y []int) ([][]float64, []solution, error) {
 				lab[i] = 1
 			}
 		}
-		p := &problem{fc: fc, y: lab, loss: t.loss, c: t.cfg.C / float64(t.cfg.N), tau: t.tau, log: log.WithField("model", k)}
+		p := &problem{fc: fc, y: lab, loss: t.loss, c: t.cfg.C / float64(t.cfg.N), tau: t.tau, log: log.WithField("model", k), maxEpochs: t.maxEpochs}
 		sols[k], errs[k] = p.solve()
 		ws[k] = sols[k].w
 	}

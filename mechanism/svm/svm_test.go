@@ -48,10 +48,10 @@ func TestScaleByHand(t *testing.T) {
 		// d = 15 → F = 16 with the intercept; C = 1, n = 1000, ε = 1:
 		// τ = 2/64·10⁻⁶ = 3.125e-8, Δ₂ = 0.004 + 2√(6.25e-8) = 0.0045,
 		// λ = 4·0.0045 = 0.018.
-		{"linear", cfgD(15, 1000, 1, KernelLinear), 16, 1, 3.125e-8, 0.0045, 0.018},
+		{"linear", func() Config { c := cfgD(15, 1000, 1, KernelLinear); c.C = 1; return c }(), 16, 1, 3.125e-8, 0.0045, 0.018},
 		// d̂ = 128 → F = 256, C = 1, n = 1000, ε = 2: λ = 16·0.0045/2 = 0.036
 		// (= 2^2.5·(1+η)·√128/2000).
-		{"rbf", func() Config { c := cfgD(5, 1000, 2, KernelRBF); c.Dim = 128; return c }(), 256, 1, 3.125e-8, 0.0045, 0.036},
+		{"rbf", func() Config { c := cfgD(5, 1000, 2, KernelRBF); c.Dim, c.C = 128, 1; return c }(), 256, 1, 3.125e-8, 0.0045, 0.036},
 		// Default d̂ = 256 → F = 512, C = 10, n = 500, ε = 0.5:
 		// τ = 2/64·(0.02)² = 1.25e-5, Δ₂ = 4.5·0.02 = 0.09,
 		// λ = √512·0.09/0.5 = 4.0729350596...
@@ -63,13 +63,13 @@ func TestScaleByHand(t *testing.T) {
 		// C = 1, n = 200: Δ₂ = 4.5/200 = 0.0225, λ = 2·0.0225/0.5 = 0.09.
 		{"ovr-huber", func() Config {
 			c := cfgD(3, 200, 2, KernelLinear, "a", "b", "c", "d")
-			c.Loss = LossHuber
+			c.Loss, c.C = LossHuber, 1
 			return c
 		}(), 4, 4, 2.0 / 64 * 0.005 * 0.005, 0.0225, 0.09},
 		// Huge n: the target 2/64·10⁻¹⁴ is below the floor 2⁻⁴⁴·C, so
 		// τ = 2⁻⁴⁴ and Δ₂ = 4·10⁻⁷ + 2√(2⁻⁴³) = 4e-7 + 2^(−20.5);
 		// d = 1 → F = 2.
-		{"floor", cfgD(1, 10_000_000, 1, KernelLinear), 2, 1, 0x1p-44, 4e-7 + 0x1p-21*math.Sqrt2, math.Sqrt2 * (4e-7 + 0x1p-21*math.Sqrt2)},
+		{"floor", func() Config { c := cfgD(1, 10_000_000, 1, KernelLinear); c.C = 1; return c }(), 2, 1, 0x1p-44, 4e-7 + 0x1p-21*math.Sqrt2, math.Sqrt2 * (4e-7 + 0x1p-21*math.Sqrt2)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -195,7 +195,7 @@ func TestPlanRejectsBadInput(t *testing.T) {
 		{"one class", mod(func(c *Config) { c.Classes = []string{"only"} }), "at least 2 classes"},
 		{"no classes", mod(func(c *Config) { c.Classes = nil }), "at least 2 classes"},
 		{"duplicate class", mod(func(c *Config) { c.Classes = []string{"a", "b", "a"} }), "twice"},
-		{"too large", mod(func(c *Config) { c.N, c.Dim = 1 << 21, 1024 }), "exceeds"},
+		{"too large", mod(func(c *Config) { c.N, c.Dim = 1<<21, 1024 }), "exceeds"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
