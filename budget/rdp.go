@@ -79,25 +79,41 @@ func logCosh(x float64) float64 {
 	return x + math.Log1p(math.Exp(-2*x)) - math.Ln2
 }
 
-// GaussianDelta returns the smallest δ for which the Gaussian mechanism with
-// ratio r = Δ₂/σ is (ε, δ)-DP (Balle & Wang 2018, Thm. 8):
+// GaussianDelta returns a δ for which a Gaussian release with ratio
+// r = Δ₂/σ is (ε, δ)-DP, valid for the DISCRETE Gaussian that package noise
+// samples. The discrete Gaussian is proved ρ-zCDP with ρ = r²/2 (Canonne,
+// Kamath & Steinke 2020, Thm. 4), i.e. (α, αρ)-RDP for every α > 1; the
+// analytic (ε, δ) curve of Balle & Wang (2018) is proved only for the
+// continuous Gaussian, so it is not used. The RDP→DP conversion of CKS
+// (Prop. 12) gives, for every α > 1,
 //
-//	δ(ε) = Φ(r/2 − ε/r) − e^ε·Φ(−r/2 − ε/r).
+//	δ(ε) = exp((α−1)(αρ − ε)) · (1 − 1/α)^α / (α − 1).
 //
-// The second term is evaluated in log space; where it underflows it is
-// dropped, which can only make the returned δ larger.
+// Any α gives a valid δ, so minimising over a fixed grid of orders can only
+// over-state δ.
 func GaussianDelta(eps, ratio float64) float64 {
-	if ratio <= 0 || math.IsNaN(eps) || math.IsNaN(ratio) {
+	if !(ratio > 0) || math.IsNaN(eps) || math.IsInf(ratio, 0) {
 		return math.NaN()
 	}
-	a := stdNormalCDF(ratio/2 - eps/ratio)
-	tail := stdNormalCDF(-ratio/2 - eps/ratio)
-	var b float64
-	if tail > 0 {
-		b = math.Exp(eps + math.Log(tail))
+	rho := ratio * ratio / 2
+	best := 1.0
+	for _, a := range zcdpOrders {
+		lg := (a-1)*(a*rho-eps) + a*math.Log1p(-1/a) - math.Log(a-1)
+		if d := math.Exp(lg); d < best {
+			best = d
+		}
 	}
-	return math.Max(0, a-b)
+	return best
 }
+
+// zcdpOrders is a fixed geometric grid of Rényi orders in (1, 10⁶].
+var zcdpOrders = func() []float64 {
+	var out []float64
+	for x := 1e-4; x <= 1e6; x *= 1.01 {
+		out = append(out, 1+x)
+	}
+	return out
+}()
 
 func stdNormalCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 

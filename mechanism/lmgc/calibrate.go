@@ -19,6 +19,10 @@ const (
 	// ToleranceRatio is ρ_r: the output-noise scale in Φ-space as a
 	// fraction of the perturbation's, β_Z = ρ_r·β/(nΔ).
 	ToleranceRatio = 0.01
+	// MinStrongConvexity is a floor on Δ: any Δ whose Jacobian term fits
+	// the share is private, and the floor bounds the condition number L/Δ
+	// (hence the solver's running time) for very large ε or n.
+	MinStrongConvexity = 1e-6
 )
 
 // sensitivity returns S = √2·C, the sup over Φ and over two rows of
@@ -80,7 +84,7 @@ func calibrate(eps float64, n, classes, dim int, h, jacobianShare float64) Calib
 	a := 1 / (2 * h)
 	epsOut := OutputShare * eps
 	epsObj := eps - epsOut
-	t := solveStrongConvexity(classes, a, jacobianShare*epsObj)
+	t := math.Max(solveStrongConvexity(classes, a, jacobianShare*epsObj), float64(n)*MinStrongConvexity)
 	jac := jacobianTerm(classes, a, t)
 	epsB := epsObj - jac
 	s := sensitivity(classes)

@@ -1,3 +1,5 @@
+//go:build lmgcdev
+
 package lmgc
 
 import (

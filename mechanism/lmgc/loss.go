@@ -9,7 +9,7 @@ import (
 
 // chunkRows bounds the rows processed per BLAS call, so that the scratch
 // memory is O(chunkRows·D) whatever n is.
-const chunkRows = 2048
+const chunkRows = 1024
 
 // huber is the Huber-smoothed hinge ℓ_h(z) on the hinge argument z
 // (Chapelle 2007): 0 for z < −h, (z+h)²/(4h) for |z| ≤ h, z for z > h.
@@ -47,109 +47,145 @@ type problem struct {
 	delta           float64   // Δ, the strong convexity
 	b               []float64 // C·D·D symmetric perturbation blocks, or nil
 
-	// scratch, reused across gradient calls
-	q, w, tmp []float64
+	// scratch, reused across calls
+	cat  []float64   // D × C·D: [Φ_1 | … | Φ_C]
+	q    []float64   // rows × C·D: x̃ᵀ[Φ_1 | … | Φ_C]
+	xa   [][]float64 // per class, rows × D: the chunk's rows with w_k ≠ 0
+	wa   [][]float64 // per class, rows × D: w_k·x̃ for those rows
+	na   []int       // per class, number of such rows
+	marg []float64   // C margins of one row
 }
 
 func newProblem(classes, dim int, x []float64, y []int, h, lambda, delta float64, b []float64) *problem {
 	n := len(y)
 	rows := min(n, chunkRows)
+	cd := classes * dim
 	return &problem{
 		classes: classes, dim: dim, n: n, x: x, y: y,
 		h: h, lambda: lambda, delta: delta, b: b,
-		q:   make([]float64, rows*classes),
-		w:   make([]float64, rows*classes),
-		tmp: make([]float64, rows*dim),
+		cat:  make([]float64, dim*cd),
+		q:    make([]float64, rows*cd),
+		xa:   make([][]float64, classes),
+		wa:   make([][]float64, classes),
+		na:   make([]int, classes),
+		marg: make([]float64, classes),
 	}
 }
 
 // size returns C·D·D, the length of a parameter vector.
 func (p *problem) size() int { return p.classes * p.dim * p.dim }
 
-// gradient writes ∇f(Φ) into grad and returns f(Φ).
-func (p *problem) gradient(phi, grad []float64) float64 {
+// eval returns f(Φ) and, if grad is not nil, writes ∇f(Φ) into it.
+func (p *problem) eval(phi, grad []float64) float64 {
 	C, D := p.classes, p.dim
-	dd := D * D
-	clear(grad)
+	dd, cd := D*D, C*D
+	// cat = [Φ_1 | … | Φ_C] (D × C·D), so that one GEMM per chunk gives all
+	// the products x̃ᵀΦ_k.
+	for k := 0; k < C; k++ {
+		for i := 0; i < D; i++ {
+			copy(p.cat[i*cd+k*D:i*cd+(k+1)*D], phi[k*dd+i*D:k*dd+(i+1)*D])
+		}
+	}
+	cat := blas64.General{Rows: D, Cols: cd, Stride: cd, Data: p.cat}
+	if grad != nil {
+		clear(grad)
+		for k := 0; k < C; k++ {
+			if p.xa[k] == nil {
+				rows := min(p.n, chunkRows)
+				p.xa[k] = make([]float64, rows*D)
+				p.wa[k] = make([]float64, rows*D)
+			}
+		}
+	}
+	inv := 1 / float64(p.n)
 	var loss float64
 	for start := 0; start < p.n; start += chunkRows {
 		rows := min(chunkRows, p.n-start)
 		xc := blas64.General{Rows: rows, Cols: D, Stride: D, Data: p.x[start*D : (start+rows)*D]}
-		tmp := blas64.General{Rows: rows, Cols: D, Stride: D, Data: p.tmp[:rows*D]}
-		// q[r][k] = x̃ᵣᵀ Φ_k x̃ᵣ.
-		for k := 0; k < C; k++ {
-			phik := blas64.General{Rows: D, Cols: D, Stride: D, Data: phi[k*dd : (k+1)*dd]}
-			blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, xc, phik, 0, tmp)
-			for r := 0; r < rows; r++ {
-				var s float64
-				xr := xc.Data[r*D : (r+1)*D]
-				tr := tmp.Data[r*D : (r+1)*D]
-				for j, v := range xr {
-					s += v * tr[j]
-				}
-				p.q[r*C+k] = s
-			}
-		}
-		// Weights: ∇ℓ = Σ_k w_k x̃x̃ᵀ in block k.
-		w := p.w[:rows*C]
-		clear(w)
+		q := blas64.General{Rows: rows, Cols: cd, Stride: cd, Data: p.q[:rows*cd]}
+		blas64.Gemm(blas.NoTrans, blas.NoTrans, 1, xc, cat, 0, q)
+		clear(p.na)
 		for r := 0; r < rows; r++ {
+			xr := xc.Data[r*D : (r+1)*D]
+			qr := q.Data[r*cd : (r+1)*cd]
+			for k := 0; k < C; k++ {
+				var s float64
+				for j, v := range xr {
+					s += v * qr[k*D+j]
+				}
+				p.marg[k] = s
+			}
 			yr := p.y[start+r]
-			qr := p.q[r*C : (r+1)*C]
-			wr := w[r*C : (r+1)*C]
+			w := p.marg // reused: margins are read before weights are written
+			qy := w[yr]
+			var wy float64
 			for c := 0; c < C; c++ {
 				if c == yr {
 					continue
 				}
-				v, s := huber(1+qr[yr]-qr[c], p.h)
+				v, s := huber(1+qy-w[c], p.h)
 				loss += v
-				wr[yr] += s
-				wr[c] -= s
+				wy += s
+				w[c] = -s
 			}
-		}
-		// grad_k += (1/n) Xᵀ diag(w_k) X.
-		inv := 1 / float64(p.n)
-		for k := 0; k < C; k++ {
-			nonzero := false
-			for r := 0; r < rows; r++ {
-				wk := w[r*C+k]
-				if wk != 0 {
-					nonzero = true
-				}
-				xr := xc.Data[r*D : (r+1)*D]
-				tr := tmp.Data[r*D : (r+1)*D]
-				for j, v := range xr {
-					tr[j] = wk * v
-				}
-			}
-			if !nonzero {
+			w[yr] = wy
+			if grad == nil {
 				continue
 			}
+			// ∇ℓ = Σ_k w_k x̃x̃ᵀ in block k: keep the row for every class
+			// with w_k ≠ 0 (few once most margins are met).
+			for k, wk := range w {
+				if wk == 0 {
+					continue
+				}
+				a := p.na[k]
+				copy(p.xa[k][a*D:(a+1)*D], xr)
+				wa := p.wa[k][a*D : (a+1)*D]
+				for j, v := range xr {
+					wa[j] = wk * v
+				}
+				p.na[k]++
+			}
+		}
+		if grad == nil {
+			continue
+		}
+		for k, a := range p.na {
+			if a == 0 {
+				continue
+			}
+			xa := blas64.General{Rows: a, Cols: D, Stride: D, Data: p.xa[k][:a*D]}
+			wa := blas64.General{Rows: a, Cols: D, Stride: D, Data: p.wa[k][:a*D]}
 			gk := blas64.General{Rows: D, Cols: D, Stride: D, Data: grad[k*dd : (k+1)*dd]}
-			blas64.Gemm(blas.Trans, blas.NoTrans, inv, xc, tmp, 1, gk)
+			blas64.Gemm(blas.Trans, blas.NoTrans, inv, xa, wa, 1, gk)
 		}
 	}
-	value := loss / float64(p.n)
+	value := loss * inv
 	// Data-independent terms: λ I_Φ, ΔΦ and b/n.
 	var sq, lin, tr float64
 	for k := 0; k < C; k++ {
 		off := k * dd
 		for i := 0; i < D-1; i++ {
-			grad[off+i*D+i] += p.lambda
 			tr += phi[off+i*D+i]
+			if grad != nil {
+				grad[off+i*D+i] += p.lambda
+			}
 		}
 	}
 	for i, v := range phi {
-		grad[i] += p.delta * v
 		sq += v * v
+		if grad != nil {
+			grad[i] += p.delta * v
+		}
 	}
 	if p.b != nil {
-		inv := 1 / float64(p.n)
 		for i, v := range p.b {
-			grad[i] += inv * v
 			lin += v * phi[i]
+			if grad != nil {
+				grad[i] += inv * v
+			}
 		}
-		lin /= float64(p.n)
+		lin *= inv
 	}
 	return value + p.lambda*tr + p.delta/2*sq + lin
 }

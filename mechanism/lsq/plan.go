@@ -37,7 +37,7 @@ const (
 // Config describes one DP_LSQ or DP_LSQ_PREDICT call. Every field is public:
 // it comes from the SQL call or the catalog, never from the rows.
 type Config struct {
-	Method string // output (default), input or objective; ignored by PlanPredict
+	Method string // output (default), input or objective; must be empty for PlanPredict
 	Kernel string // linear (default), rbf, laplacian or cauchy; input/objective: linear only
 	// Lambda is the ridge parameter λ of (1/n)Σ(⟨w, φ(xᵢ)⟩ − y′ᵢ)² + λ‖w‖².
 	// 0 selects the public automatic rule: for output and predict Nie &

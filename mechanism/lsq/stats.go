@@ -117,6 +117,7 @@ func sufficientStats(X [][]float64, y []float64, fm featureMap, lm labelMap) sta
 	return out
 }
 
+// accumulate is one worker's share of the pass.
 func accumulate(X [][]float64, y []float64, fm featureMap, lm labelMap) stats {
 	f := fm.f
 	sData := make([]float64, f*f)

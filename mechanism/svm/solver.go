@@ -113,6 +113,7 @@ type solution struct {
 	w      []float64
 	gap    float64   // certified upper bound on P(w) − min P (≤ τ)
 	epochs int       // passes, including those over a shrunk active set
+	passes float64   // coordinate visits / n
 	dual   []float64 // a ∈ [0, 1]ⁿ; for tests only, never released
 }
 
@@ -239,8 +240,9 @@ func (p *problem) solve() (solution, error) {
 		}
 		wc, gap := p.certify(a)
 		if gap <= p.tau {
-			p.log.WithFields(logrus.Fields{"epochs": epoch, "certified_gap": gap, "tau": p.tau, "elapsed": time.Since(start).Round(time.Millisecond).String()}).Debug("svm: duality gap certified")
-			return solution{w: wc, gap: gap, epochs: epoch, dual: a}, nil
+			passes := float64(int64(maxEpochs)*int64(n)-left) / float64(n)
+			p.log.WithFields(logrus.Fields{"epochs": epoch, "passes": passes, "certified_gap": gap, "tau": p.tau, "elapsed": time.Since(start).Round(time.Millisecond).String()}).Debug("svm: duality gap certified")
+			return solution{w: wc, gap: gap, epochs: epoch, passes: passes, dual: a}, nil
 		}
 		// Continue from the recomputed w(a), which removes the drift of
 		// the incremental updates, and certify less often.

@@ -221,8 +221,15 @@ func scales(l, c float64, n, f int, epsK float64) (tau, delta2, lambda float64) 
 	return tau, delta2, lambda
 }
 
-// Config returns the configuration with defaults filled in.
-func (t *Trainer) Config() Config { return t.cfg }
+// Config returns (a copy of) the configuration with defaults filled in.
+func (t *Trainer) Config() Config {
+	c := t.cfg
+	c.Features = append([]string(nil), c.Features...)
+	c.Classes = append([]string(nil), c.Classes...)
+	c.Lo = append([]float64(nil), c.Lo...)
+	c.Hi = append([]float64(nil), c.Hi...)
+	return c
+}
 
 // Scale returns λ, the Laplace scale added to each weight coordinate.
 func (t *Trainer) Scale() float64 { return t.lambda }
@@ -319,11 +326,12 @@ func (t *Trainer) fit(X [][]float64, y []int) ([][]float64, []solution, error) {
 			return nil, nil, err
 		}
 	}
-	epochs := 0
+	epochs, passes := 0, 0.0
 	for _, s := range sols {
 		epochs += s.epochs
+		passes += s.passes
 	}
-	log.WithFields(logrus.Fields{"epochs": epochs, "elapsed": time.Since(start).Round(time.Millisecond).String()}).Info("svm: trained")
+	log.WithFields(logrus.Fields{"epochs": epochs, "passes": passes, "elapsed": time.Since(start).Round(time.Millisecond).String()}).Info("svm: trained")
 	return ws, sols, nil
 }
 

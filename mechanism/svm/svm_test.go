@@ -345,3 +345,38 @@ func TestTrainReleasesNoise(t *testing.T) {
 		t.Fatalf("mean |noise| = %v, λ = %v", mean, tr.Scale())
 	}
 }
+
+// TestTrainTinyTables covers n = 1, a single class present, NULLs and
+// values beyond the bounds: Train must still certify and release.
+func TestTrainTinyTables(t *testing.T) {
+	for _, loss := range []string{LossHinge, LossLogistic, LossHuber} {
+		for _, kernel := range []string{KernelLinear, KernelCauchy} {
+			for _, X := range [][][]float64{
+				{{0.2, -0.4}},
+				{{0.2, math.NaN()}, {5, -5}, {math.Inf(-1), 0}},
+			} {
+				cfg := cfgD(2, len(X), 1, kernel, "a", "b", "c")
+				cfg.Loss = loss
+				if kernel != KernelLinear {
+					cfg.Dim = 8
+				}
+				tr := mustPlan(t, cfg)
+				y := make([]int, len(X)) // every row in class "a"
+				m, err := tr.Train(X, y)
+				if err != nil {
+					t.Fatalf("%s/%s n=%d: %v", kernel, loss, len(X), err)
+				}
+				if len(m.Weights) != 3 {
+					t.Fatalf("%s/%s: %d weight vectors", kernel, loss, len(m.Weights))
+				}
+				for _, w := range m.Weights {
+					for _, v := range w {
+						if math.IsNaN(v) || math.IsInf(v, 0) {
+							t.Fatalf("%s/%s: non-finite weight", kernel, loss)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package lmgc
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// Run with: go test -run XXX -bench . ./mechanism/lmgc/ -benchtime 5x
+
+func benchTrain(b *testing.B, name string, eps float64) {
+	ds := loadDataset(b, name)
+	p, err := Plan(ds.config(eps, len(ds.x)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, _, err := p.train(ds.x, ds.y, trainOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTrainIrisEps1(b *testing.B)   { benchTrain(b, "iris", 1) }
+func BenchmarkTrainWineEps1(b *testing.B)   { benchTrain(b, "wine", 1) }
+func BenchmarkTrainDigitsEps1(b *testing.B) { benchTrain(b, "digits", 1) }
+
+// BenchmarkEvalDigits is one objective-and-gradient evaluation on digits
+// (n = 1797, D = 65, C = 10), the solver's unit of work.
+func BenchmarkEvalDigits(b *testing.B) {
+	ds := loadDataset(b, "digits")
+	p, err := Plan(ds.config(1, len(ds.x)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	D := p.dim
+	xs := make([]float64, len(ds.x)*D)
+	for i, row := range ds.x {
+		p.scaler.Transform(xs[i*D:(i+1)*D], row)
+	}
+	prob := newProblem(p.classes, D, xs, ds.y, p.cfg.H, p.cfg.Lambda, p.cal.StrongConvexity, nil)
+	phi := randomPhi(rand.New(rand.NewPCG(1, 1)), p.classes, D, 0.1, true)
+	g := make([]float64, prob.size())
+	b.ResetTimer()
+	for range b.N {
+		prob.eval(phi, g)
+	}
+}
+
+// BenchmarkProjectPSDDigits projects the 10 blocks of 65×65 (one solver
+// step's projection on digits).
+func BenchmarkProjectPSDDigits(b *testing.B) {
+	r := rand.New(rand.NewPCG(2, 2))
+	src := randomPhi(r, 10, 65, 1, false)
+	phi := make([]float64, len(src))
+	b.ResetTimer()
+	for range b.N {
+		copy(phi, src)
+		if err := projectPSD(phi, 10, 65); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
