@@ -24,7 +24,7 @@ if ana 'SELECT * FROM iris LIMIT 1' 2>"$work/err"; then fail "analyst read prote
 grep -q "protected" "$work/err" || fail "analyst error does not say protected: $(cat "$work/err")"; check "analyst refused raw rows"
 m=$(ana "SELECT DP_MEAN('iris', 'petal_length_cm', 1)")
 awk -v m="$m" 'BEGIN { exit !(m >= 0 && m <= 10) }' || fail "DP_MEAN out of bounds: $m"; check "DP_MEAN through the CLI ($m)"
-s=$(ana "SELECT epsilon_spent FROM dpsql.dp_budget WHERE table_name = 'demo.iris'")
+s=$(ana "SELECT epsilon_spent FROM dp_budget WHERE table_name = 'demo.iris'")
 [ "$s" = 1 ] || fail "dp_budget spent = $s, want 1"; check "dp_budget shows the spend"
 model=$(ana "SELECT DP_SVM_TRAIN('breast_cancer', 1, 'linear', 'C=1')") || fail "DP_SVM_TRAIN"
 [ -n "$model" ] || fail "no model name"; check "DP_SVM_TRAIN -> $model"

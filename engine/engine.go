@@ -104,6 +104,16 @@ func (e *Engine) wire(opt Options) error {
 		AddPostValidationRule(guardRuleID+1, g.rule).
 		Build()
 	e.SQL = sqle.New(a, &sqle.Config{})
+	// LOAD DATA LOCAL INFILE streams a client-side file (the client must
+	// allow it too, e.g. mariadb --local-infile=1). Server-side file access
+	// (LOAD DATA INFILE, SELECT … INTO OUTFILE) is confined to DIR/files.
+	files := filepath.Join(opt.DataDir, "files")
+	if err := os.MkdirAll(files, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", files, err)
+	}
+	if err := sql.SystemVariables.AssignValues(map[string]any{"local_infile": 1, "secure_file_priv": files}); err != nil {
+		return fmt.Errorf("set server variables: %w", err)
+	}
 	ctx := sql.NewEmptyContext()
 	for _, f := range e.Env.Functions() {
 		e.SQL.Analyzer.Catalog.RegisterFunction(ctx, f)

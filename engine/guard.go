@@ -18,7 +18,7 @@ import (
 )
 
 // ErrProtected is returned to analysts for any SQL path to a protected table.
-var ErrProtected = errors.New("is protected: analysts can reach it only through DP functions (see dpsql.dp_budget and docs/sql.md)")
+var ErrProtected = errors.New("is protected: analysts can reach it only through DP functions (see dp_budget and docs/sql.md)")
 
 func protectedErr(key string) error { return fmt.Errorf("table %s %w", key, ErrProtected) }
 
@@ -47,6 +47,13 @@ func (g *guard) hooks() store.Hooks {
 			return nil
 		},
 		CheckWrite: func(ctx *sql.Context, db, table string, op store.WriteOp, row sql.Row) error {
+			if op == store.OpCreate || op == store.OpRename {
+				for _, v := range functions.ViewNames {
+					if strings.EqualFold(v, table) {
+						return fmt.Errorf("table name %s is reserved for the dpsql view of the same name", table)
+					}
+				}
+			}
 			key := catalog.Key(db, table)
 			t, known := g.cat.Table(key)
 			if known && t.Protected && !g.owner(ctx) {

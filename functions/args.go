@@ -141,6 +141,33 @@ func (o options) float(k string, def float64) (float64, error) {
 	return f, nil
 }
 
+// positive parses an optional option that must be > 0 when given; absent
+// options return 0, which the mechanisms read as "use the default".
+func (o options) positive(k string) (float64, error) {
+	_, given := o[k]
+	f, err := o.float(k, 0)
+	if err != nil {
+		return 0, err
+	}
+	if given && !(f > 0) {
+		return 0, fmt.Errorf("option %s must be > 0, got %v", k, f)
+	}
+	return f, nil
+}
+
+// positiveInt is positive for integers.
+func (o options) positiveInt(k string) (int, error) {
+	_, given := o[k]
+	n, err := o.int(k, 0)
+	if err != nil {
+		return 0, err
+	}
+	if given && n <= 0 {
+		return 0, fmt.Errorf("option %s must be > 0, got %d", k, n)
+	}
+	return n, nil
+}
+
 func (o options) int(k string, def int) (int, error) {
 	v, ok := o.take(k)
 	if !ok {

@@ -33,10 +33,10 @@ func (e *Env) dpLMGCTrain(ctx *sql.Context, args []any) (any, error) {
 		return nil, err
 	}
 	cfg := lmgc.Config{Epsilon: eps}
-	if cfg.Lambda, err = o.float("lambda", 0); err != nil {
+	if cfg.Lambda, err = o.positive("lambda"); err != nil {
 		return nil, err
 	}
-	if cfg.H, err = o.float("h", 0); err != nil {
+	if cfg.H, err = o.positive("h"); err != nil {
 		return nil, err
 	}
 	s, err := e.spec(ref, o, true)

@@ -25,13 +25,13 @@ func lsqConfig(o options, eps float64, kernel string) (lsq.Config, error) {
 	if cfg.Delta, err = o.float("delta", 0); err != nil {
 		return cfg, err
 	}
-	if cfg.Dim, err = o.int("dim", 0); err != nil {
+	if cfg.Dim, err = o.positiveInt("dim"); err != nil {
 		return cfg, err
 	}
-	if cfg.Gamma, err = o.float("gamma", 0); err != nil {
+	if cfg.Gamma, err = o.positive("gamma"); err != nil {
 		return cfg, err
 	}
-	if cfg.Eta, err = o.float("eta", 0); err != nil {
+	if cfg.Eta, err = o.positive("eta"); err != nil {
 		return cfg, err
 	}
 	cfg.Method, _ = o.take("method")

@@ -39,16 +39,16 @@ func (e *Env) dpSVMTrain(ctx *sql.Context, args []any) (any, error) {
 		return nil, err
 	}
 	cfg := svm.Config{Kernel: kernel, Epsilon: eps}
-	if cfg.C, err = o.float("c", 0); err != nil {
+	if cfg.C, err = o.positive("c"); err != nil {
 		return nil, err
 	}
-	if cfg.Dim, err = o.int("dim", 0); err != nil {
+	if cfg.Dim, err = o.positiveInt("dim"); err != nil {
 		return nil, err
 	}
-	if cfg.Gamma, err = o.float("gamma", 0); err != nil {
+	if cfg.Gamma, err = o.positive("gamma"); err != nil {
 		return nil, err
 	}
-	if cfg.HuberH, err = o.float("h", 0); err != nil {
+	if cfg.HuberH, err = o.positive("h"); err != nil {
 		return nil, err
 	}
 	cfg.Loss, _ = o.take("loss")
