@@ -56,9 +56,9 @@ func (c *call) String() string {
 	}
 	return fmt.Sprintf("%s(%s)", c.name, strings.Join(parts, ", "))
 }
-func (c *call) Type() sql.Type                 { return c.typ }
-func (c *call) IsNullable() bool               { return true }
-func (c *call) Children() []sql.Expression     { return c.args }
+func (c *call) Type() sql.Type             { return c.typ }
+func (c *call) IsNullable() bool           { return true }
+func (c *call) Children() []sql.Expression { return c.args }
 func (c *call) CollationCoercibility(*sql.Context) (sql.CollationID, byte) {
 	return sql.Collation_Default, 4
 }

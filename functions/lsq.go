@@ -1,6 +1,7 @@
 package functions
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -100,18 +101,27 @@ func (e *Env) dpLSQ(ctx *sql.Context, args []any) (any, error) {
 		"eta", c.Eta, "label", s.label, "features", s.features)
 	charged, chargedDelta := eventsCost(tr.Events())
 	return e.release(ctx, ref, "DP_LSQ", eps, cfg.Delta, tr.Events(), func() (any, error) {
-		X, y, err := e.loadRegression(s)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", ref.key, err)
+		// One streaming pass over storage: sufficient statistics are
+		// accumulated while the scan runs, no copy of the table is kept.
+		cols := append(append([]string(nil), s.features...), s.label)
+		scan := func(emit func([]float64) error) error {
+			_, err := e.Store.ScanFloats(ref.db, ref.table, cols, emit)
+			return err
 		}
-		if len(X) != cfg.N {
-			cfg.N = len(X)
+		m, err := tr.TrainStream(scan)
+		if errors.Is(err, lsq.ErrRowCountChanged) {
+			// Owners wrote meanwhile: recalibrate on the n now in the
+			// table (public; ε unchanged) and read it in memory once.
+			X, y, lerr := e.loadRegression(s)
+			if lerr != nil {
+				return nil, fmt.Errorf("read %s: %w", ref.key, lerr)
+			}
+			cfg.N, s.n = len(X), int64(len(X))
 			if tr, err = lsq.Plan(cfg); err != nil {
 				return nil, err
 			}
-			s.n = int64(len(X))
+			m, err = tr.Train(X, y)
 		}
-		m, err := tr.Train(X, y)
 		if err != nil {
 			return nil, err
 		}

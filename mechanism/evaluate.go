@@ -48,7 +48,9 @@ func (e *Evaluation) Sensitivity() float64 {
 func (e *Evaluation) Scale() float64 { return e.Sensitivity() / e.Epsilon }
 
 // Event is the accountant's record of this release.
-func (e *Evaluation) Event() budget.Event { return budget.Event{Kind: budget.Laplace, Epsilon: e.Epsilon} }
+func (e *Evaluation) Event() budget.Event {
+	return budget.Event{Kind: budget.Laplace, Epsilon: e.Epsilon}
+}
 
 // Score accumulates per-row outcomes.
 type Score struct {

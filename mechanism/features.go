@@ -84,3 +84,53 @@ func Clip(v, lo, hi float64) float64 {
 	}
 	return v
 }
+
+// Prepared is a Scaler with its affine maps precomputed, for hot loops:
+// Transform then costs one multiply-add and a clamp per value.
+type Prepared struct {
+	mul, add  []float64
+	inv       float64
+	intercept bool
+	f         int
+}
+
+// Prepare precomputes the per-feature maps v ↦ v·mul + add = 2(v−lo)/(hi−lo) − 1.
+func (s Scaler) Prepare() Prepared {
+	p := Prepared{mul: make([]float64, len(s.Lo)), add: make([]float64, len(s.Lo)), intercept: s.Intercept, f: s.Dim()}
+	for j := range s.Lo {
+		p.mul[j] = 2 / (s.Hi[j] - s.Lo[j])
+		p.add[j] = -1 - s.Lo[j]*p.mul[j]
+	}
+	p.inv = 1 / math.Sqrt(float64(p.f))
+	return p
+}
+
+// Dim returns the dimension of a transformed row.
+func (p *Prepared) Dim() int { return p.f }
+
+// Transform is Scaler.Transform with the precomputed maps. The result can
+// differ from Scaler.Transform in the last bits; both clamp to [−1, 1]
+// before scaling, so ‖x‖₂ ≤ 1 holds either way.
+func (p *Prepared) Transform(dst, x []float64) []float64 {
+	if cap(dst) < p.f {
+		dst = make([]float64, p.f)
+	}
+	dst = dst[:p.f]
+	mul, add := p.mul[:len(x)], p.add[:len(x)]
+	for j, v := range x {
+		z := v*mul[j] + add[j]
+		switch {
+		case z != z: // NaN (NULL)
+			z = 0
+		case z < -1:
+			z = -1
+		case z > 1:
+			z = 1
+		}
+		dst[j] = z * p.inv
+	}
+	if p.intercept {
+		dst[p.f-1] = p.inv
+	}
+	return dst
+}

@@ -1,6 +1,7 @@
 package lsq
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -242,7 +243,31 @@ func (t *Trainer) Train(X [][]float64, y []float64) (*mechanism.Model, error) {
 	if err := checkRows(X, y, t.cfg.N, len(t.cfg.Features)); err != nil {
 		return nil, fmt.Errorf("lsq: %w", err)
 	}
-	st := sufficientStats(X, y, t.fm, t.lm)
+	return t.release(sufficientStats(X, y, t.fm, t.lm))
+}
+
+// TrainStream is Train for rows read straight from storage: scan calls emit
+// once per row with the d feature values followed by the raw label (the row
+// slice may be reused after emit returns). The noise scale was calibrated
+// for the planned n; if the scan yields another number of rows (owners
+// wrote meanwhile) it returns an error and the caller re-plans with the n it
+// reads (public).
+func (t *Trainer) TrainStream(scan func(emit func(row []float64) error) error) (*mechanism.Model, error) {
+	st, err := streamStats(len(t.cfg.Features), t.fm, t.lm, scan)
+	if err != nil {
+		return nil, fmt.Errorf("lsq: %w", err)
+	}
+	if st.n != t.cfg.N {
+		return nil, fmt.Errorf("lsq: %w: read %d rows, planned for n = %d", ErrRowCountChanged, st.n, t.cfg.N)
+	}
+	return t.release(st)
+}
+
+// ErrRowCountChanged reports a scan whose row count differs from the plan.
+var ErrRowCountChanged = errors.New("row count changed")
+
+// release adds the planned noise to the statistics' solution.
+func (t *Trainer) release(st stats) (*mechanism.Model, error) {
 	var w []float64
 	var err error
 	switch {

@@ -17,8 +17,9 @@ import (
 // for every possible row.
 type featureMap struct {
 	scaler mechanism.Scaler
-	rff    *mechanism.RFF // nil for the linear kernel
-	f      int            // F, the dimension of φ
+	prep   mechanism.Prepared // scaler with precomputed maps (hot loop)
+	rff    *mechanism.RFF     // nil for the linear kernel
+	f      int                // F, the dimension of φ
 }
 
 func newFeatureMap(scaler mechanism.Scaler, rff *mechanism.RFF) featureMap {
@@ -26,16 +27,16 @@ func newFeatureMap(scaler mechanism.Scaler, rff *mechanism.RFF) featureMap {
 	if rff != nil {
 		f = rff.Dim()
 	}
-	return featureMap{scaler: scaler, rff: rff, f: f}
+	return featureMap{scaler: scaler, prep: scaler.Prepare(), rff: rff, f: f}
 }
 
 // apply writes φ(x) into dst (length F); z is scratch of length Scaler.Dim().
 func (m *featureMap) apply(dst, z, x []float64) {
 	if m.rff == nil {
-		m.scaler.Transform(dst, x)
+		m.prep.Transform(dst, x)
 		return
 	}
-	m.rff.Map(dst, m.scaler.Transform(z, x))
+	m.rff.Map(dst, m.prep.Transform(z, x))
 }
 
 // labelMap maps a raw label to y′ = (clip(y) − mid)/half ∈ [−1, 1] (M = 1)
@@ -119,33 +120,125 @@ func sufficientStats(X [][]float64, y []float64, fm featureMap, lm labelMap) sta
 
 // accumulate is one worker's share of the pass.
 func accumulate(X [][]float64, y []float64, fm featureMap, lm labelMap) stats {
-	f := fm.f
-	sData := make([]float64, f*f)
-	c := make([]float64, f)
-	// The block is stored transposed (feature-major): column j of the batch
-	// is contiguous, so each entry of the upper triangle of BᵀB is one long
-	// dot product (vectorised Ddot) instead of many short axpys.
-	block := make([]float64, f*statsBatch)
-	yb := make([]float64, statsBatch)
-	row := make([]float64, f)
-	z := make([]float64, fm.scaler.Dim())
+	a := newAccumulator(fm, lm)
 	for start := 0; start < len(X); start += statsBatch {
 		rows := min(statsBatch, len(X)-start)
-		for r := 0; r < rows; r++ {
-			fm.apply(row, z, X[start+r])
-			for j, v := range row {
-				block[j*statsBatch+r] = v
-			}
-			yb[r] = lm.unit(y[start+r])
-		}
-		vy := blas64.Vector{N: rows, Inc: 1, Data: yb[:rows]}
-		for j := 0; j < f; j++ {
-			vj := blas64.Vector{N: rows, Inc: 1, Data: block[j*statsBatch : j*statsBatch+rows]}
-			for k := j; k < f; k++ {
-				sData[j*f+k] += blas64.Dot(vj, blas64.Vector{N: rows, Inc: 1, Data: block[k*statsBatch : k*statsBatch+rows]})
-			}
-			c[j] += blas64.Dot(vj, vy)
-		}
+		a.addBlock(rows, func(r int) ([]float64, float64) { return X[start+r], y[start+r] })
 	}
-	return stats{s: mat.NewSymDense(f, sData), c: c, n: len(X)}
+	return a.stats()
+}
+
+// accumulator holds one worker's partial sums.
+type accumulator struct {
+	fm    featureMap
+	lm    labelMap
+	sData []float64
+	c     []float64
+	block []float64
+	yb    []float64
+	row   []float64
+	z     []float64
+	n     int
+}
+
+func newAccumulator(fm featureMap, lm labelMap) *accumulator {
+	f := fm.f
+	return &accumulator{fm: fm, lm: lm, sData: make([]float64, f*f), c: make([]float64, f),
+		// The block is stored transposed (feature-major): column j of the
+		// batch is contiguous, so each entry of the upper triangle of BᵀB is
+		// one long dot product (vectorised Ddot) instead of many short axpys.
+		block: make([]float64, f*statsBatch), yb: make([]float64, statsBatch),
+		row: make([]float64, f), z: make([]float64, fm.scaler.Dim())}
+}
+
+// addBlock adds rows ≤ statsBatch rows, row r given by get(r).
+func (a *accumulator) addBlock(rows int, get func(r int) ([]float64, float64)) {
+	f := a.fm.f
+	for r := 0; r < rows; r++ {
+		x, y := get(r)
+		a.fm.apply(a.row, a.z, x)
+		for j, v := range a.row {
+			a.block[j*statsBatch+r] = v
+		}
+		a.yb[r] = a.lm.unit(y)
+	}
+	vy := blas64.Vector{N: rows, Inc: 1, Data: a.yb[:rows]}
+	for j := 0; j < f; j++ {
+		vj := blas64.Vector{N: rows, Inc: 1, Data: a.block[j*statsBatch : j*statsBatch+rows]}
+		for k := j; k < f; k++ {
+			a.sData[j*f+k] += blas64.Dot(vj, blas64.Vector{N: rows, Inc: 1, Data: a.block[k*statsBatch : k*statsBatch+rows]})
+		}
+		a.c[j] += blas64.Dot(vj, vy)
+	}
+	a.n += rows
+}
+
+func (a *accumulator) stats() stats {
+	return stats{s: mat.NewSymDense(a.fm.f, a.sData), c: a.c, n: a.n}
+}
+
+// streamStats is sufficientStats for rows that arrive one at a time from a
+// storage scan (d feature values followed by the raw label): the scan fills
+// flat chunks of statsBatch rows while the workers fold finished chunks into
+// their accumulators, so reading and arithmetic overlap and no n × d copy of
+// the table is ever held.
+func streamStats(d int, fm featureMap, lm labelMap, scan func(emit func(row []float64) error) error) (stats, error) {
+	workers := max(runtime.GOMAXPROCS(0), 1)
+	width := d + 1
+	type chunk struct {
+		data []float64
+		rows int
+	}
+	free := make(chan []float64, 2*workers+2)
+	for i := 0; i < cap(free); i++ {
+		free <- make([]float64, statsBatch*width)
+	}
+	work := make(chan chunk, 2*workers)
+	parts := make([]*accumulator, workers)
+	var wg sync.WaitGroup
+	for k := range parts {
+		parts[k] = newAccumulator(fm, lm)
+		wg.Add(1)
+		go func(a *accumulator) {
+			defer wg.Done()
+			for ch := range work {
+				data := ch.data
+				a.addBlock(ch.rows, func(r int) ([]float64, float64) {
+					row := data[r*width : (r+1)*width]
+					return row[:d], row[d]
+				})
+				free <- data
+			}
+		}(parts[k])
+	}
+	cur, rows := <-free, 0
+	err := scan(func(row []float64) error {
+		if len(row) != width {
+			return fmt.Errorf("row has %d values, want %d features and a label", len(row), width)
+		}
+		copy(cur[rows*width:], row)
+		if rows++; rows == statsBatch {
+			work <- chunk{cur, rows}
+			cur, rows = <-free, 0
+		}
+		return nil
+	})
+	if err == nil && rows > 0 {
+		work <- chunk{cur, rows}
+	}
+	close(work)
+	wg.Wait()
+	if err != nil {
+		return stats{}, err
+	}
+	out := parts[0].stats()
+	for _, p := range parts[1:] {
+		ps := p.stats()
+		out.s.AddSym(out.s, ps.s)
+		for j := range out.c {
+			out.c[j] += ps.c[j]
+		}
+		out.n += ps.n
+	}
+	return out, nil
 }
