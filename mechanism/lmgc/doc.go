@@ -23,7 +23,12 @@
 // pure-DP output noise (approximate minima perturbation, Iyengar et al.
 // 2019).
 //
-// Usage follows the Plan/Events/Train split of every dpsql mechanism: Plan
-// sees only public quantities, the caller reserves Plan.Events() with the
-// accountant, then Train touches the data.
+// Usage follows the Plan/Events/Train split of every dpsql mechanism:
+//
+//	tr, err := lmgc.Plan(cfg)      // public quantities only
+//	events := tr.Events()          // reserve with the accountant
+//	model, err := tr.Train(X, y)   // touches the data, adds the noise
+//
+// ChargedEpsilon (what the derivation supports, equal to the requested ε up
+// to rounding) and RequestedEpsilon are both exposed for the ledger.
 package lmgc

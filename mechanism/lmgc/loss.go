@@ -25,15 +25,6 @@ func huber(z, h float64) (value, slope float64) {
 	return u * u / (4 * h), u / (2 * h)
 }
 
-// huberCurvature returns ℓ_h″(z) (1/(2h) inside [−h, h], else 0); the
-// right-hand value at the two kinks.
-func huberCurvature(z, h float64) float64 {
-	if z < -h || z >= h {
-		return 0
-	}
-	return 1 / (2 * h)
-}
-
 // problem is one instance of the (perturbed) objective
 //
 //	f(Φ) = (1/n)Σᵢ ℓ(Φ; x̃ᵢ, yᵢ) + λ Σ_c tr(I_Φ Φ_c I_Φ) + (Δ/2)‖Φ‖² + (1/n)⟨b, Φ⟩
@@ -188,70 +179,6 @@ func (p *problem) eval(phi, grad []float64) float64 {
 		lin *= inv
 	}
 	return value + p.lambda*tr + p.delta/2*sq + lin
-}
-
-// rowGradient writes the gradient of one row's loss ℓ(Φ; x̃, y) (all
-// classes) into g (length C·D·D). Used by the sensitivity tests.
-func rowGradient(phi []float64, classes, dim int, x []float64, y int, h float64, g []float64) {
-	D := dim
-	dd := D * D
-	q := make([]float64, classes)
-	for k := range q {
-		q[k] = quad(phi[k*dd:(k+1)*dd], x)
-	}
-	clear(g)
-	for c := 0; c < classes; c++ {
-		if c == y {
-			continue
-		}
-		_, s := huber(1+q[y]-q[c], h)
-		addOuter(g[y*dd:(y+1)*dd], s, x)
-		addOuter(g[c*dd:(c+1)*dd], -s, x)
-	}
-}
-
-// rowHessianWeights returns, for one row, the curvatures ℓ_h″(z_c) of its
-// C−1 margins (index y is 0). Its Hessian is Σ_c a_c v_c v_cᵀ with
-// v_c = (e_y − e_c) ⊗ x̃x̃ᵀ.
-func rowHessianWeights(phi []float64, classes, dim int, x []float64, y int, h float64) []float64 {
-	dd := dim * dim
-	q := make([]float64, classes)
-	for k := range q {
-		q[k] = quad(phi[k*dd:(k+1)*dd], x)
-	}
-	a := make([]float64, classes)
-	for c := range a {
-		if c != y {
-			a[c] = huberCurvature(1+q[y]-q[c], h)
-		}
-	}
-	return a
-}
-
-// quad returns xᵀAx for a row-major D×D matrix A.
-func quad(a, x []float64) float64 {
-	D := len(x)
-	var s float64
-	for i, xi := range x {
-		var r float64
-		row := a[i*D : (i+1)*D]
-		for j, xj := range x {
-			r += row[j] * xj
-		}
-		s += xi * r
-	}
-	return s
-}
-
-// addOuter adds s·xxᵀ to the row-major D×D matrix a.
-func addOuter(a []float64, s float64, x []float64) {
-	D := len(x)
-	for i, xi := range x {
-		row := a[i*D : (i+1)*D]
-		for j, xj := range x {
-			row[j] += s * xi * xj
-		}
-	}
 }
 
 // norm2 returns the Euclidean (Frobenius) norm of v.

@@ -327,3 +327,50 @@ func TestJacobianBound(t *testing.T) {
 		}
 	}
 }
+
+// rowGradient writes the gradient of one row's loss ℓ(Φ; x̃, y) (all
+// classes) into g (length C·D·D), directly from the formulas of Lemma A,
+// independently of the solver's batched eval.
+func rowGradient(phi []float64, classes, dim int, x []float64, y int, h float64, g []float64) {
+	D := dim
+	dd := D * D
+	q := make([]float64, classes)
+	for k := range q {
+		q[k] = quad(phi[k*dd:(k+1)*dd], x)
+	}
+	clear(g)
+	for c := 0; c < classes; c++ {
+		if c == y {
+			continue
+		}
+		_, s := huber(1+q[y]-q[c], h)
+		addOuter(g[y*dd:(y+1)*dd], s, x)
+		addOuter(g[c*dd:(c+1)*dd], -s, x)
+	}
+}
+
+// quad returns xᵀAx for a row-major D×D matrix A.
+func quad(a, x []float64) float64 {
+	D := len(x)
+	var s float64
+	for i, xi := range x {
+		var r float64
+		row := a[i*D : (i+1)*D]
+		for j, xj := range x {
+			r += row[j] * xj
+		}
+		s += xi * r
+	}
+	return s
+}
+
+// addOuter adds s·xxᵀ to the row-major D×D matrix a.
+func addOuter(a []float64, s float64, x []float64) {
+	D := len(x)
+	for i, xi := range x {
+		row := a[i*D : (i+1)*D]
+		for j, xj := range x {
+			row[j] += s * xi * xj
+		}
+	}
+}

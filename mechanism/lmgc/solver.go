@@ -22,8 +22,9 @@ const (
 )
 
 // projectPSD replaces every D×D block of phi by its projection onto the PSD
-// cone (negative eigenvalues clipped to 0), reconstructed as B·Bᵀ so that
-// the result is symmetric.
+// cone (negative eigenvalues clipped to 0), reconstructed as B·Bᵀ. Blocks
+// are read from their upper triangle (GEMM rounding can leave the lower
+// one a few ulps off) and written back exactly symmetric.
 func projectPSD(phi []float64, classes, dim int) error {
 	D := dim
 	dd := D * D
@@ -50,17 +51,18 @@ func projectPSD(phi []float64, classes, dim int) error {
 				break
 			}
 		}
-		if nonneg {
-			continue // already PSD: keep the block unchanged
-		}
-		for i := 0; i < D; i++ {
-			for j := 0; j < D; j++ {
-				bm[i*D+j] = vecs.At(i, j) * math.Sqrt(math.Max(vals[j], 0))
+		if !nonneg {
+			for i := 0; i < D; i++ {
+				for j := 0; j < D; j++ {
+					bm[i*D+j] = vecs.At(i, j) * math.Sqrt(math.Max(vals[j], 0))
+				}
 			}
+			b := blas64.General{Rows: D, Cols: D, Stride: D, Data: bm}
+			out := blas64.Symmetric{Uplo: blas.Upper, N: D, Stride: D, Data: blk}
+			blas64.Syrk(blas.NoTrans, 1, b, 0, out)
 		}
-		b := blas64.General{Rows: D, Cols: D, Stride: D, Data: bm}
-		out := blas64.Symmetric{Uplo: blas.Upper, N: D, Stride: D, Data: blk}
-		blas64.Syrk(blas.NoTrans, 1, b, 0, out)
+		// Mirror the upper triangle: blocks leave exactly symmetric (an
+		// already PSD block keeps its upper triangle).
 		for i := 0; i < D; i++ {
 			for j := 0; j < i; j++ {
 				blk[i*D+j] = blk[j*D+i]
