@@ -10,28 +10,11 @@ import (
 
 // dpLMGCTrain implements DP_LMGC_TRAIN('<table>', ε [, '<options>']).
 func (e *Env) dpLMGCTrain(ctx *sql.Context, args []any) (any, error) {
-	name, err := argString(args, 0, "table")
+	a, err := e.parseTrainArgs(ctx, args, false)
 	if err != nil {
 		return nil, err
 	}
-	eps, err := argEpsilon(args, 1)
-	if err != nil {
-		return nil, err
-	}
-	o := options{}
-	if len(args) > 2 && args[2] != nil {
-		s, err := argString(args, 2, "options")
-		if err != nil {
-			return nil, err
-		}
-		if o, err = parseOptions(s); err != nil {
-			return nil, err
-		}
-	}
-	ref, err := e.protectedTable(ctx, name)
-	if err != nil {
-		return nil, err
-	}
+	ref, eps, o := a.ref, a.eps, a.opts
 	cfg := lmgc.Config{Epsilon: eps}
 	if cfg.Lambda, err = o.positive("lambda"); err != nil {
 		return nil, err

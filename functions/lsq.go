@@ -40,43 +40,14 @@ func lsqConfig(o options, eps float64, kernel string) (lsq.Config, error) {
 	return cfg, nil
 }
 
-func optionsArg(args []any, i int) (options, error) {
-	if len(args) <= i || args[i] == nil {
-		return options{}, nil
-	}
-	s, err := argString(args, i, "options")
-	if err != nil {
-		if strings.Contains(err.Error(), "empty") {
-			return options{}, nil
-		}
-		return nil, err
-	}
-	return parseOptions(s)
-}
-
 // dpLSQ implements DP_LSQ('<table>', ε, '<kernel>' [, '<options>']).
 func (e *Env) dpLSQ(ctx *sql.Context, args []any) (any, error) {
-	name, err := argString(args, 0, "table")
+	a, err := e.parseTrainArgs(ctx, args, true)
 	if err != nil {
 		return nil, err
 	}
-	eps, err := argEpsilon(args, 1)
-	if err != nil {
-		return nil, err
-	}
-	kernel, err := argString(args, 2, "kernel")
-	if err != nil {
-		return nil, err
-	}
-	o, err := optionsArg(args, 3)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := e.protectedTable(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := lsqConfig(o, eps, kernel)
+	ref, eps, o := a.ref, a.eps, a.opts
+	cfg, err := lsqConfig(o, eps, a.kernel)
 	if err != nil {
 		return nil, err
 	}
@@ -132,27 +103,12 @@ func (e *Env) dpLSQ(ctx *sql.Context, args []any) (any, error) {
 // dpLSQPredict implements DP_LSQ_PREDICT('<table>', ε, '<kernel>',
 // '<options>', x1, …, xd): one private Nie–Wang prediction at x.
 func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
-	name, err := argString(args, 0, "table")
+	a, err := e.parseTrainArgs(ctx, args, true)
 	if err != nil {
 		return nil, err
 	}
-	eps, err := argEpsilon(args, 1)
-	if err != nil {
-		return nil, err
-	}
-	kernel, err := argString(args, 2, "kernel")
-	if err != nil {
-		return nil, err
-	}
-	o, err := optionsArg(args, 3)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := e.protectedTable(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := lsqConfig(o, eps, kernel)
+	ref, eps, o := a.ref, a.eps, a.opts
+	cfg, err := lsqConfig(o, eps, a.kernel)
 	if err != nil {
 		return nil, err
 	}

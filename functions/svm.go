@@ -2,7 +2,6 @@ package functions
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 
@@ -11,34 +10,12 @@ import (
 
 // dpSVMTrain implements DP_SVM_TRAIN('<table>', ε, '<kernel>' [, '<options>']).
 func (e *Env) dpSVMTrain(ctx *sql.Context, args []any) (any, error) {
-	name, err := argString(args, 0, "table")
+	a, err := e.parseTrainArgs(ctx, args, true)
 	if err != nil {
 		return nil, err
 	}
-	eps, err := argEpsilon(args, 1)
-	if err != nil {
-		return nil, err
-	}
-	kernel, err := argString(args, 2, "kernel")
-	if err != nil {
-		return nil, err
-	}
-	kernel = strings.ToLower(kernel)
-	o := options{}
-	if len(args) > 3 && args[3] != nil {
-		s, err := argString(args, 3, "options")
-		if err != nil {
-			return nil, err
-		}
-		if o, err = parseOptions(s); err != nil {
-			return nil, err
-		}
-	}
-	ref, err := e.protectedTable(ctx, name)
-	if err != nil {
-		return nil, err
-	}
-	cfg := svm.Config{Kernel: kernel, Epsilon: eps}
+	ref, eps, o := a.ref, a.eps, a.opts
+	cfg := svm.Config{Kernel: a.kernel, Epsilon: eps}
 	if cfg.C, err = o.positive("c"); err != nil {
 		return nil, err
 	}

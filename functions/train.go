@@ -267,3 +267,52 @@ func eventsCost(events []budget.Event) (eps, delta float64) {
 	}
 	return eps, delta
 }
+
+// trainArgs are the leading arguments every training function shares:
+// '<table>', ε [, '<kernel>'] [, '<options>'].
+type trainArgs struct {
+	ref    tableRef
+	eps    float64
+	kernel string
+	opts   options
+}
+
+// parseTrainArgs parses them; withKernel says whether argument 3 is a kernel.
+func (e *Env) parseTrainArgs(ctx *sql.Context, args []any, withKernel bool) (trainArgs, error) {
+	var a trainArgs
+	name, err := argString(args, 0, "table")
+	if err != nil {
+		return a, err
+	}
+	if a.eps, err = argEpsilon(args, 1); err != nil {
+		return a, err
+	}
+	next := 2
+	if withKernel {
+		k, err := argString(args, 2, "kernel")
+		if err != nil {
+			return a, err
+		}
+		a.kernel, next = strings.ToLower(k), 3
+	}
+	if a.opts, err = optionsArg(args, next); err != nil {
+		return a, err
+	}
+	a.ref, err = e.protectedTable(ctx, name)
+	return a, err
+}
+
+// optionsArg parses an optional options string (NULL or ” = none).
+func optionsArg(args []any, i int) (options, error) {
+	if len(args) <= i || args[i] == nil {
+		return options{}, nil
+	}
+	if s, ok := args[i].(string); ok && strings.TrimSpace(s) == "" {
+		return options{}, nil
+	}
+	s, err := argString(args, i, "options")
+	if err != nil {
+		return nil, err
+	}
+	return parseOptions(s)
+}
