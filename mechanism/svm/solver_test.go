@@ -88,6 +88,9 @@ func testAccuracy(t *testing.T, tr *Trainer, ws [][]float64, d dataset) float64 
 // written: 91/114 and 106/114 test rows correct.
 var sklearnAccuracy = map[float64]float64{100: 0.7982456140350878, 1000: 0.9298245614035088}
 
+// liveAccuracy holds the accuracies of the live run, when there is one.
+var liveAccuracy = map[float64]float64{}
+
 // sklearnReference runs the reference script live when Debian's python3 with
 // sklearn is present; it returns nil (and says so) when it is not.
 func sklearnReference(t *testing.T, cs ...float64) map[float64][]float64 {
@@ -120,10 +123,9 @@ func sklearnReference(t *testing.T, cs ...float64) map[float64][]float64 {
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("reference output %q: %v", line, err)
 		}
-		if r.Accuracy != sklearnAccuracy[r.C] {
-			t.Errorf("live sklearn accuracy for C = %v is %v, recorded %v", r.C, r.Accuracy, sklearnAccuracy[r.C])
-		}
+		t.Logf("live sklearn accuracy for C = %v: %.4f (recorded %.4f)", r.C, r.Accuracy, sklearnAccuracy[r.C])
 		out[r.C] = r.W
+		liveAccuracy[r.C] = r.Accuracy
 	}
 	return out
 }
@@ -152,6 +154,9 @@ func TestSolverMatchesSklearn(t *testing.T) {
 		wsk, ok := live[c]
 		if !ok {
 			continue
+		}
+		if math.Abs(acc-liveAccuracy[c]) > 0.01 {
+			t.Errorf("C = %v: accuracy %.4f differs from live sklearn's %.4f by more than one point", c, acc, liveAccuracy[c])
 		}
 		fc := buildCache(train.x, tr.scaler, nil)
 		y := labels(train.y)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/noise"
 )
@@ -248,6 +249,17 @@ func (t *Trainer) Models() int { return t.k }
 
 // EpsilonPerModel returns ε_k = ε/K (ε for a binary label).
 func (t *Trainer) EpsilonPerModel() float64 { return t.epsK }
+
+// Events returns the privacy cost to reserve before Train: one pure-ε
+// Laplace release per binary model. Under sequential composition they sum
+// to cfg.Epsilon.
+func (t *Trainer) Events() []budget.Event {
+	ev := make([]budget.Event, t.k)
+	for i := range ev {
+		ev[i] = budget.Event{Kind: budget.Laplace, Epsilon: t.epsK}
+	}
+	return ev
+}
 
 // Train fits the SVM(s) on the raw rows and releases the noisy weights.
 //

@@ -338,10 +338,10 @@ func TestTrainReleasesNoise(t *testing.T) {
 			sumAbs += math.Abs(v - clean[0][j])
 		}
 	}
-	// E|Laplace(λ)| = λ (up to the sampler's 1 + F·2⁻¹⁹ inflation); the
-	// mean of 1600 draws is within 10% with overwhelming probability.
+	// E|Laplace(λ)| = λ (up to the sampler's 1 + F·2⁻¹⁹ inflation) with
+	// sd λ: the mean of 1600 draws is within 15% (6 sd) but for 2·10⁻⁹.
 	mean := sumAbs / (reps * float64(tr.Dim()))
-	if math.Abs(mean/tr.Scale()-1) > 0.1 {
+	if math.Abs(mean/tr.Scale()-1) > 0.15 {
 		t.Fatalf("mean |noise| = %v, λ = %v", mean, tr.Scale())
 	}
 }
