@@ -22,7 +22,7 @@ type provider struct {
 }
 
 var (
-	_ sql.MutableDatabaseProvider        = (*provider)(nil)
+	_ sql.MutableDatabaseProvider         = (*provider)(nil)
 	_ sql.ExternalStoredProcedureProvider = (*provider)(nil)
 )
 
