@@ -167,7 +167,14 @@ func TestBadInputChargesNothing(t *testing.T) {
 		"UPDATE people SET age = -5 WHERE id = 1":      "outside its declared bounds",
 	}
 	for q, frag := range ownerCases {
+		if frag == "" {
+			wantErr(t, root, q)
+			continue
+		}
 		wantErr(t, root, q, frag)
+	}
+	if n := queryFloat(t, root, "SELECT COUNT(*) FROM people"); n != 20 {
+		t.Fatalf("bad input changed the table: %v rows", n)
 	}
 	if s := spent(t, ana, "demo.people"); s != 0 {
 		t.Fatalf("bad input charged %v", s)
