@@ -85,6 +85,9 @@ func argEpsilon(args []any, i int) (float64, error) {
 	if !(eps > 0) {
 		return 0, fmt.Errorf("epsilon must be > 0, got %v", eps)
 	}
+	if eps < minEpsilon {
+		return 0, fmt.Errorf("epsilon must be at least %v, got %v", minEpsilon, eps)
+	}
 	if eps > maxEpsilon {
 		return 0, fmt.Errorf("epsilon must be at most %v, got %v", maxEpsilon, eps)
 	}
@@ -94,6 +97,11 @@ func argEpsilon(args []any, i int) (float64, error) {
 // maxEpsilon caps a single request: beyond it the noise is meaningless and
 // float arithmetic in the samplers loses precision.
 const maxEpsilon = 1e6
+
+// minEpsilon is the smallest ε a single request may use: below about 4e-6
+// the secure Laplace sampler's grid rounding is no longer covered by its
+// scale inflation (noise.LaplaceMinEpsilon), and such noise is useless anyway.
+const minEpsilon = 1e-5
 
 // options is a parsed 'k=v; k=v' option string.
 type options map[string]string
