@@ -53,8 +53,10 @@ func usage() {
 `)
 }
 
+// logger configures logrus's standard logger (go-mysql-server logs through
+// it too, so both follow --log-format) and returns it.
 func logger(format, level string) (*logrus.Logger, error) {
-	log := logrus.New()
+	log := logrus.StandardLogger()
 	log.SetOutput(os.Stderr)
 	switch format {
 	case "text":
