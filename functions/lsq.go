@@ -40,17 +40,23 @@ func lsqConfig(o options, eps float64, kernel string) (lsq.Config, error) {
 	return cfg, nil
 }
 
+// lsqArgs parses the arguments DP_LSQ and DP_LSQ_PREDICT share.
+func (e *Env) lsqArgs(ctx *sql.Context, args []any) (trainArgs, lsq.Config, error) {
+	a, err := e.parseTrainArgs(ctx, args, true)
+	if err != nil {
+		return a, lsq.Config{}, err
+	}
+	cfg, err := lsqConfig(a.opts, a.eps, a.kernel)
+	return a, cfg, err
+}
+
 // dpLSQ implements DP_LSQ('<table>', ε, '<kernel>' [, '<options>']).
 func (e *Env) dpLSQ(ctx *sql.Context, args []any) (any, error) {
-	a, err := e.parseTrainArgs(ctx, args, true)
+	a, cfg, err := e.lsqArgs(ctx, args)
 	if err != nil {
 		return nil, err
 	}
 	ref, eps, o := a.ref, a.eps, a.opts
-	cfg, err := lsqConfig(o, eps, a.kernel)
-	if err != nil {
-		return nil, err
-	}
 	s, err := e.spec(ref, o, false)
 	if err != nil {
 		return nil, err
@@ -103,15 +109,11 @@ func (e *Env) dpLSQ(ctx *sql.Context, args []any) (any, error) {
 // dpLSQPredict implements DP_LSQ_PREDICT('<table>', ε, '<kernel>',
 // '<options>', x1, …, xd): one private Nie–Wang prediction at x.
 func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
-	a, err := e.parseTrainArgs(ctx, args, true)
+	a, cfg, err := e.lsqArgs(ctx, args)
 	if err != nil {
 		return nil, err
 	}
 	ref, eps, o := a.ref, a.eps, a.opts
-	cfg, err := lsqConfig(o, eps, a.kernel)
-	if err != nil {
-		return nil, err
-	}
 	if cfg.Method != "" {
 		return nil, fmt.Errorf("DP_LSQ_PREDICT takes no method option (it is the Nie–Wang private prediction)")
 	}

@@ -163,14 +163,7 @@ func TestObjectiveAudit(t *testing.T) {
 			h.SetSym(i, i, h.At(i, i)+tr.obj.kifer+tr.obj.ridge)
 		}
 		return func(nb int) float64 {
-			xs, ys := x, y
-			if nb == 1 {
-				xs, ys = x2, y2
-			}
-			m, err := tr.Train(xs, ys)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := trainNeighbour(t, tr, nb, x, y, x2, y2)
 			hb := mat.NewVecDense(2, nil)
 			hb.MulVec(h, mat.NewVecDense(2, m.Weights[0]))
 			return floats.Dot(phi, hb.RawVector().Data)

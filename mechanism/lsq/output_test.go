@@ -282,14 +282,7 @@ func TestOutputAuditLaplace(t *testing.T) {
 	t.Logf("pair: ‖w − w′‖₁ = %.4g, √F·Δ₂ = %.4g (ratio %.3f)", l1, math.Sqrt2*tr.out.delta2, l1/(math.Sqrt2*tr.out.delta2))
 	sampler := func(tr *Trainer) audit.Sampler {
 		return func(nb int) float64 {
-			xs, ys := x, y
-			if nb == 1 {
-				xs, ys = x2, y2
-			}
-			m, err := tr.Train(xs, ys)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := trainNeighbour(t, tr, nb, x, y, x2, y2)
 			w := m.Weights[0]
 			var l float64
 			for j := range w {
@@ -322,14 +315,7 @@ func TestOutputAuditGaussian(t *testing.T) {
 	floats.Scale(1/l2, dir)
 	sampler := func(tr *Trainer) audit.Sampler {
 		return func(nb int) float64 {
-			xs, ys := x, y
-			if nb == 1 {
-				xs, ys = x2, y2
-			}
-			m, err := tr.Train(xs, ys)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := trainNeighbour(t, tr, nb, x, y, x2, y2)
 			return floats.Dot(m.Weights[0], dir)
 		}
 	}

@@ -1,6 +1,7 @@
 package lsq
 
 import (
+	"github.com/dpsql/dpsql/mechanism"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -61,4 +62,18 @@ func TestStreamStatsMatchesBatch(t *testing.T) {
 	if _, err := tr.TrainStream(func(emit func([]float64) error) error { return emit(make([]float64, d+1)) }); err == nil {
 		t.Fatal("TrainStream accepted 1 row for a plan of n rows")
 	}
+}
+
+// trainNeighbour releases a model on D = (x, y) for nb = 0 or on the
+// neighbour D′ = (x2, y2) for nb = 1: the audits' release path.
+func trainNeighbour(t *testing.T, tr *Trainer, nb int, x [][]float64, y []float64, x2 [][]float64, y2 []float64) *mechanism.Model {
+	t.Helper()
+	if nb == 1 {
+		x, y = x2, y2
+	}
+	m, err := tr.Train(x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
