@@ -139,7 +139,7 @@ func (e *Env) dpEvaluate(ctx *sql.Context, args []any) (any, error) {
 		return nil, fmt.Errorf("test table must have the model's label column: %w", err)
 	}
 	cols = append(cols, labelCol)
-	regression := m.Kind == mechanism.KindLSQ
+	regression := mechanism.IsRegression(m.Kind)
 	ev, err := mechanism.NewEvaluation(eps, regression, m.LabelLo, m.LabelHi)
 	if err != nil {
 		return nil, err

@@ -5,12 +5,23 @@ import (
 	"math"
 )
 
-// Model kinds.
+// Model kinds. Every kind is predicted by one of three shapes: a linear
+// scorer (argmax_k ⟨W_k, φ(x)⟩, or the sign for one binary vector), a
+// regression (one vector, label mapped back from [−1, 1]), or a quadratic
+// scorer (argmin_c x̃ᵀΦ_c x̃ on the scaled row with its intercept).
 const (
-	KindSVM  = "svm"
-	KindLSQ  = "lsq"
-	KindLMGC = "lmgc"
+	KindSVM    = "svm"
+	KindLSQ    = "lsq"
+	KindLMGC   = "lmgc"
+	KindLDA    = "lda"    // linear scorer
+	KindQDA    = "qda"    // quadratic scorer
+	KindGNB    = "gnb"    // quadratic scorer (diagonal Φ_c)
+	KindLogReg = "logreg" // linear scorer
+	KindLinReg = "linreg" // regression
 )
+
+// IsRegression reports whether a kind predicts a number (not a class).
+func IsRegression(kind string) bool { return kind == KindLSQ || kind == KindLinReg }
 
 // Model is a released model: every field is either public (catalog bounds,
 // label domain, hyperparameters, data-independent random features) or a DP
@@ -60,7 +71,7 @@ func (m *Model) Predict(x []float64) (Prediction, error) {
 		return Prediction{}, fmt.Errorf("model expects %d features, got %d", len(m.Features), len(x))
 	}
 	switch m.Kind {
-	case KindSVM:
+	case KindSVM, KindLDA, KindLogReg:
 		phi := m.featureMap(x)
 		if len(m.Weights) == 1 && len(m.Classes) == 2 {
 			if dot(m.Weights[0], phi) >= 0 {
@@ -69,7 +80,7 @@ func (m *Model) Predict(x []float64) (Prediction, error) {
 			return Prediction{Class: m.Classes[0], IsClass: true}, nil
 		}
 		if len(m.Weights) != len(m.Classes) {
-			return Prediction{}, fmt.Errorf("svm model has %d weight vectors for %d classes", len(m.Weights), len(m.Classes))
+			return Prediction{}, fmt.Errorf("%s model has %d weight vectors for %d classes", m.Kind, len(m.Weights), len(m.Classes))
 		}
 		best, arg := math.Inf(-1), 0
 		for k, w := range m.Weights {
@@ -78,23 +89,23 @@ func (m *Model) Predict(x []float64) (Prediction, error) {
 			}
 		}
 		return Prediction{Class: m.Classes[arg], IsClass: true}, nil
-	case KindLSQ:
+	case KindLSQ, KindLinReg:
 		if len(m.Weights) != 1 {
-			return Prediction{}, fmt.Errorf("lsq model has %d weight vectors, want 1", len(m.Weights))
+			return Prediction{}, fmt.Errorf("%s model has %d weight vectors, want 1", m.Kind, len(m.Weights))
 		}
 		y := Clip(dot(m.Weights[0], m.featureMap(x)), -1, 1)
 		mid, half := (m.LabelLo+m.LabelHi)/2, (m.LabelHi-m.LabelLo)/2
 		return Prediction{Value: mid + half*y}, nil
-	case KindLMGC:
+	case KindLMGC, KindQDA, KindGNB:
 		z := m.Scaler.Transform(nil, x)
 		D := len(z)
 		if len(m.Phi) != len(m.Classes) {
-			return Prediction{}, fmt.Errorf("lmgc model has %d matrices for %d classes", len(m.Phi), len(m.Classes))
+			return Prediction{}, fmt.Errorf("%s model has %d matrices for %d classes", m.Kind, len(m.Phi), len(m.Classes))
 		}
 		best, arg := math.Inf(1), 0
 		for c, phi := range m.Phi {
 			if len(phi) != D*D {
-				return Prediction{}, fmt.Errorf("lmgc matrix %d has %d entries, want %d", c, len(phi), D*D)
+				return Prediction{}, fmt.Errorf("%s matrix %d has %d entries, want %d", m.Kind, c, len(phi), D*D)
 			}
 			var q float64
 			for i := 0; i < D; i++ {
