@@ -253,32 +253,6 @@ func (a *Accountant) Protect(table string, epsTotal, deltaTotal float64, mode Mo
 	return opErr
 }
 
-// Unprotect forgets table's budget (the owner dropped the table). Its ledger
-// rows are kept.
-func (a *Accountant) Unprotect(table string) error {
-	if err := validTable(table); err != nil {
-		return err
-	}
-	var opErr error
-	err := a.c.do(func(tx *bolt.Tx, st *txState) error {
-		opErr = nil
-		cur, err := st.get(tx, table)
-		if err != nil {
-			return err
-		}
-		if cur == nil {
-			opErr = notProtected(table)
-			return nil
-		}
-		st.set(table, nil)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return opErr
-}
-
 func validRequest(r *Request) error {
 	if err := validTable(r.Table); err != nil {
 		return err

@@ -76,7 +76,8 @@ func validDelta(what string, delta float64) error {
 
 // Validate checks one event: ε > 0 and finite; 0 ≤ δ < 1; for Laplace δ = 0;
 // for Gaussian a finite ratio r > 0, δ > 0 and an (ε, δ) that the Gaussian
-// with ratio r really satisfies (Balle & Wang's exact δ(ε)); Ratio only on
+// with ratio r really satisfies (GaussianDelta: the zCDP→(ε, δ) conversion of
+// Canonne, Kamath & Steinke, proved for the discrete Gaussian); Ratio only on
 // Gaussian events. NaN and ±Inf are refused everywhere.
 func (e Event) Validate() error {
 	what := e.Kind.String() + " event"
