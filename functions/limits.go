@@ -35,10 +35,12 @@ type memEstimate struct {
 // estimators by function name; functions without one are streaming (DP_MEAN,
 // DP_EVALUATE) or post-processing.
 var estimators = map[string]func(e *Env, ctx *sql.Context, args []any) (memEstimate, bool){
-	"DP_SVM_TRAIN":   func(e *Env, ctx *sql.Context, a []any) (memEstimate, bool) { return e.estimateTrain(ctx, a, "svm") },
-	"DP_LSQ":         func(e *Env, ctx *sql.Context, a []any) (memEstimate, bool) { return e.estimateTrain(ctx, a, "lsq") },
-	"DP_LSQ_PREDICT": func(e *Env, ctx *sql.Context, a []any) (memEstimate, bool) { return e.estimateTrain(ctx, a, "lsq_predict") },
-	"DP_LMGC_TRAIN":  func(e *Env, ctx *sql.Context, a []any) (memEstimate, bool) { return e.estimateTrain(ctx, a, "lmgc") },
+	"DP_SVM_TRAIN": func(e *Env, ctx *sql.Context, a []any) (memEstimate, bool) { return e.estimateTrain(ctx, a, "svm") },
+	"DP_LSQ":       func(e *Env, ctx *sql.Context, a []any) (memEstimate, bool) { return e.estimateTrain(ctx, a, "lsq") },
+	"DP_LSQ_PREDICT": func(e *Env, ctx *sql.Context, a []any) (memEstimate, bool) {
+		return e.estimateTrain(ctx, a, "lsq_predict")
+	},
+	"DP_LMGC_TRAIN": func(e *Env, ctx *sql.Context, a []any) (memEstimate, bool) { return e.estimateTrain(ctx, a, "lmgc") },
 }
 
 // shape is the public shape of a training call.
