@@ -451,10 +451,58 @@ type authFactory struct {
 }
 
 func (f authFactory) CreateHandler(cat sql.Catalog) sql.AuthorizationHandler {
-	return authHandler{f.inner.CreateHandler(cat)}
+	h := authHandler{AuthorizationHandler: f.inner.CreateHandler(cat)}
+	if c, ok := cat.(*analyzer.Catalog); ok {
+		h.mdb = c.MySQLDb
+	}
+	return h
 }
 
-type authHandler struct{ sql.AuthorizationHandler }
+type authHandler struct {
+	sql.AuthorizationHandler
+	mdb *mysql_db.MySQLDb
+}
+
+// isView reports whether table is one of the dpsql views.
+func isView(table string) bool {
+	for _, v := range functions.ViewNames {
+		if strings.EqualFold(v, table) {
+			return true
+		}
+	}
+	return false
+}
+
+// usesDB reports whether the account holds any privilege in db (on the
+// database or on one of its tables): then it may read the dpsql views of
+// that database, whose rows are filtered to the tables it may read.
+func (h authHandler) usesDB(ctx *sql.Context, db string) bool {
+	if h.mdb == nil || !h.mdb.Enabled() {
+		return true
+	}
+	if db == "" {
+		db = ctx.GetCurrentDatabase()
+	}
+	ps := h.mdb.UserActivePrivilegeSet(ctx)
+	return ps.GlobalCount() > 0 || ps.Database(db).HasPrivileges()
+}
+
+// viewsOnly reports whether a SELECT names only dpsql views of databases the
+// account uses.
+func (h authHandler) viewsOnly(ctx *sql.Context, auth ast.AuthInformation) bool {
+	if auth.TargetType != ast.AuthTargetType_MultipleTableIdentifiers && auth.TargetType != ast.AuthTargetType_SingleTableIdentifier {
+		return false
+	}
+	if len(auth.TargetNames) == 0 || len(auth.TargetNames)%2 != 0 {
+		return false
+	}
+	for i := 0; i < len(auth.TargetNames); i += 2 {
+		if !isView(auth.TargetNames[i+1]) || !h.usesDB(ctx, auth.TargetNames[i]) {
+			return false
+		}
+	}
+	return true
+}
 
 func isSystemDB(name string) bool { return strings.EqualFold(name, functions.SystemDatabase) }
 
@@ -479,7 +527,7 @@ func (h authHandler) HandleAuth(ctx *sql.Context, st sql.AuthorizationQueryState
 				sys = false
 			}
 		}
-		if sys {
+		if sys || (auth.AuthType == ast.AuthType_SELECT && h.viewsOnly(ctx, auth)) {
 			return nil
 		}
 	}
@@ -494,7 +542,7 @@ func (h authHandler) CheckDatabase(ctx *sql.Context, st sql.AuthorizationQuerySt
 }
 
 func (h authHandler) CheckTable(ctx *sql.Context, st sql.AuthorizationQueryState, db, schema, table string) error {
-	if isSystemDB(db) {
+	if isSystemDB(db) || (isView(table) && h.usesDB(ctx, db)) {
 		return nil
 	}
 	return h.AuthorizationHandler.CheckTable(ctx, st, db, schema, table)

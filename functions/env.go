@@ -155,15 +155,19 @@ func (e *Env) release(ctx *sql.Context, ref tableRef, function string, reqEps, r
 		return nil, err
 	}
 	rt := e.rt()
+	// The gate lives until compute returns, which after a KILL is later
+	// than this call: a late save must still find it closed.
 	g := rt.beginRun(ctx)
-	defer rt.endRun(ctx, g)
 	type result struct {
 		out any
 		err error
 	}
 	done := make(chan result, 1)
 	free := rt.handOverMemory(ctx)
+	rt.running.Add(1)
 	go func() {
+		defer rt.running.Add(-1)
+		defer rt.endRun(ctx, g)
 		defer free()
 		var r result
 		func() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
 )
@@ -19,7 +20,14 @@ type runtimeState struct {
 	gates map[*sql.Context]*gate
 	mem   *memPool
 	held  map[*sql.Context]*memTicket
+	// running counts compute goroutines, including those of killed
+	// releases that have not noticed yet.
+	running atomic.Int64
 }
+
+// RunningReleases is the number of releases whose computation is still
+// running, including killed ones whose mechanism has not stopped yet.
+func (e *Env) RunningReleases() int { return int(e.rt().running.Load()) }
 
 func (e *Env) rt() *runtimeState {
 	e.rtOnce.Do(func() {
@@ -89,6 +97,9 @@ func (e *Env) commit(ctx *sql.Context, fn func() error) error {
 	g := rt.gates[ctx]
 	rt.mu.Unlock()
 	if g == nil {
+		if ctx != nil && ctx.Err() != nil {
+			return ErrKilled
+		}
 		return fn()
 	}
 	return g.commit(fn)
