@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
 	"math"
@@ -402,8 +403,43 @@ func TestKillStopsTraining(t *testing.T) {
 			t.Fatalf("%s: name not freed: %v", kill, err)
 		}
 	}
-	// Nobody kills others' statements without SUPER, nor learns their ids.
+	// Item 5: a client that vanishes mid-training (killed client): the next
+	// training with a default name does not collide with the running one.
 	ana := ts.connect("ana", "ana-pw", "demo")
+	gone, cancel := context.WithCancel(t.Context())
+	vc, err := ana.Conn(gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reserved := ledgerCount(t, root, "table_name = 'demo.big' AND status = 'reserved'")
+	first := make(chan error, 1)
+	go func() { first <- vc.QueryRowContext(gone, "SELECT DP_LSQ('big', 1, 'rbf', 'dim=768; label=y')").Scan(new(string)) }()
+	for ledgerCount(t, root, "table_name = 'demo.big' AND status = 'reserved'") == reserved {
+		select {
+		case err := <-first:
+			t.Fatalf("the first training ended before its client vanished: %v", err)
+		default:
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel() // the driver drops the connection, as a killed client would
+	var second string
+	if err := ana.QueryRow("SELECT DP_LSQ('big', 1, 'linear', 'label=y')").Scan(&second); err != nil {
+		t.Fatalf("training after a vanished client: %v", err)
+	}
+	for ts.e.Env.RunningReleases() > 0 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := ledgerCount(t, root, "table_name = 'demo.big' AND status = 'failed'"); n != 0 {
+		t.Fatalf("%d trainings failed after being charged (name collision?)", n)
+	}
+	okTrainings := ledgerCount(t, root, "table_name = 'demo.big' AND status = 'ok'")
+	if n := queryFloat(t, root, "SELECT COUNT(*) FROM dp_models WHERE table_name = 'demo.big'"); int(n) != okTrainings {
+		t.Fatalf("%v models for %d successful trainings", n, okTrainings)
+	}
+	t.Logf("vanished client: second training got %s; ledger: %d ok", second, okTrainings)
+
+	// Nobody kills others' statements without SUPER, nor learns their ids.
 	var rootID int
 	rc, _ := root.Conn(t.Context())
 	defer rc.Close()

@@ -164,9 +164,13 @@ func (e *Env) release(ctx *sql.Context, ref tableRef, function string, reqEps, r
 	}
 	done := make(chan result, 1)
 	free := rt.handOverMemory(ctx)
+	// RunningReleases counts this release until its computation has ended
+	// and its outcome is in the ledger, whichever comes last.
+	recorded := make(chan struct{})
+	defer close(recorded)
 	rt.running.Add(1)
 	go func() {
-		defer rt.running.Add(-1)
+		defer func() { <-recorded; rt.running.Add(-1) }()
 		defer rt.endRun(ctx, g)
 		defer free()
 		var r result
