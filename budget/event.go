@@ -41,6 +41,9 @@ var (
 	ErrNotProtected   = errors.New("table is not protected")
 	ErrInvalid        = errors.New("invalid privacy parameter")
 	ErrUnknownRelease = errors.New("unknown release")
+	// ErrQuotaExceeded is an overspend of an account's quota; it wraps
+	// ErrBudgetExceeded, so errors.Is(err, ErrBudgetExceeded) holds too.
+	ErrQuotaExceeded = fmt.Errorf("%w: per-account quota", ErrBudgetExceeded)
 )
 
 // MaxEpsilon is the largest ε total a table may have: ε is stored in units of

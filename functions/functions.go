@@ -2,9 +2,10 @@ package functions
 
 import "github.com/dolthub/go-mysql-server/sql"
 
-// Functions returns the DP_* SQL functions.
+// Functions returns the DP_* SQL functions. withLimits (limits.go) adds the
+// memory limit and per-call cleanup to every budget-spending one.
 func (e *Env) Functions() []sql.Function {
-	return []sql.Function{
+	return e.withLimits([]sql.Function{
 		function("DP_MEAN", 3, 3, true, doubleType, e.dpMean),
 		function("DP_EVALUATE", 3, 3, true, doubleType, e.dpEvaluate),
 		function("DP_SVM_TRAIN", 3, 4, true, textType, e.dpSVMTrain),
@@ -13,5 +14,5 @@ func (e *Env) Functions() []sql.Function {
 		function("DP_LMGC_TRAIN", 2, 3, true, textType, e.dpLMGCTrain),
 		function("DP_PREDICT", 2, -1, false, textType, e.dpPredict),
 		function("DP_MODEL_JSON", 1, 1, false, textType, e.dpModelJSON),
-	}
+	})
 }
