@@ -24,6 +24,12 @@ func (e *Engine) NewServer(addr string) (*Server, error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	cfg := server.Config{Protocol: "tcp", Address: ln.Addr().String(), Listener: ln, MaxConnections: 1000}
+	// bi (issue 12): one version string, version_comment 'dpsql', the real port.
+	cfg.Version = ServerVersion
+	if err := setIdentity(ln.Addr().(*net.TCPAddr).Port); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("set server identity: %w", err)
+	}
 	srv, err := server.NewServer(cfg, e.SQL, sql.NewContext, sessionBuilder, nil)
 	if err != nil {
 		ln.Close()
