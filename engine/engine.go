@@ -87,7 +87,7 @@ func (e *Engine) wire(opt Options) error {
 		return fmt.Errorf("open budget: %w", err)
 	}
 	e.Env = &functions.Env{Store: e.Store, Catalog: e.Catalog, Budget: e.Budget, Log: e.Log}
-	g := &guard{cat: e.Catalog, st: e.Store}
+	g := &guard{cat: e.Catalog, st: e.Store, env: e.Env}
 	e.Store.SetHooks(g.hooks())
 
 	// The authorisation factory is read when the analyzer's catalog is

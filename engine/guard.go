@@ -25,6 +25,7 @@ func protectedErr(key string) error { return fmt.Errorf("table %s %w", key, ErrP
 type guard struct {
 	cat *catalog.Catalog
 	st  *store.Store
+	env *functions.Env // bi (issue 12): releases of DP aggregate queries
 }
 
 func userOf(ctx *sql.Context) string {
@@ -240,6 +241,7 @@ func topLevelRelease(root sql.Node, scope *plan.Scope, e sql.Expression) bool {
 	if scope != nil && !scope.IsEmpty() {
 		return false
 	}
+	root = unwrapRelease(root) // bi (issue 12): LIMIT, SELECT * FROM (…) AS x
 	p, ok := root.(*plan.Project)
 	if !ok {
 		return false

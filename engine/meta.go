@@ -171,5 +171,46 @@ func (g *guard) biRewrite(ctx *sql.Context, n sql.Node, scope *plan.Scope) (sql.
 	if err != nil {
 		return nil, false, err
 	}
+	out, err := g.planDPAgg(ctx, n)
+	if err != nil || out != nil {
+		return out, err == nil, err
+	}
 	return n, false, nil
+}
+
+// unwrapRelease strips what BI tools wrap around a single DP function call
+// and that cannot evaluate it more than once: LIMIT n ≥ 1 (with an optional
+// OFFSET), and SELECT <columns> FROM (<call>) AS x (a derived table in FROM
+// with no join is evaluated once).
+func unwrapRelease(n sql.Node) sql.Node {
+	for {
+		switch x := n.(type) {
+		case *plan.Limit:
+			l, ok := x.Limit.(*expression.Literal)
+			if !ok {
+				return n
+			}
+			v, _, err := types.Int64.Convert(sql.NewEmptyContext(), l.Value())
+			if i, ok := v.(int64); err != nil || !ok || i < 1 {
+				return n
+			}
+			n = x.Child
+		case *plan.Offset:
+			n = x.Child
+		case *plan.SubqueryAlias:
+			n = x.Child
+		case *plan.Project:
+			if _, ok := x.Child.(*plan.SubqueryAlias); !ok {
+				return n
+			}
+			for _, e := range x.Projections {
+				if _, ok := e.(*expression.GetField); !ok {
+					return n
+				}
+			}
+			n = x.Child
+		default:
+			return n
+		}
+	}
 }

@@ -1,0 +1,198 @@
+package engine_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+)
+
+// aggSession is one connection (session variables are per session).
+func aggSession(t *testing.T, ts *testServer, eps float64) *sql.Conn {
+	t.Helper()
+	conn, err := ts.connect("ana", "ana-pw", "demo").Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if eps > 0 {
+		if _, err := conn.ExecContext(context.Background(), "SET SESSION dp_epsilon = ?", eps); err != nil {
+			t.Fatalf("SET dp_epsilon: %v", err)
+		}
+	}
+	return conn
+}
+
+func ledgerCount(t *testing.T, root *sql.DB) int {
+	t.Helper()
+	return int(queryFloat(t, root, "SELECT COUNT(*) FROM dp_ledger"))
+}
+
+func queryRows(t *testing.T, c *sql.Conn, q string) [][]string {
+	t.Helper()
+	rows, err := c.QueryContext(context.Background(), q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	var out [][]string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		row := make([]string, len(cols))
+		for i, v := range vals {
+			row[i] = v.String
+		}
+		out = append(out, row)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return out
+}
+
+func atof(t *testing.T, s string) float64 {
+	t.Helper()
+	var f float64
+	if _, err := fmt.Sscan(s, &f); err != nil {
+		t.Fatalf("not a number: %q", s)
+	}
+	return f
+}
+
+// TestDPGroupBy: an analyst's GROUP BY over a declared domain is answered
+// with DP, charged once, with the noise scales in SHOW WARNINGS.
+func TestDPGroupBy(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 3000, 100)
+	mustExec(t, root, "CALL dp_labels('people', 'town', '0,1,2')")
+	ctx := context.Background()
+
+	// No budget for the query: refused, with what to do.
+	none := aggSession(t, ts, 0)
+	if _, err := none.QueryContext(ctx, "SELECT COUNT(*) FROM people"); err == nil || !strings.Contains(err.Error(), "dp_epsilon") {
+		t.Fatalf("aggregate without dp_epsilon: %v", err)
+	}
+	c := aggSession(t, ts, 3)
+	before := ledgerCount(t, root)
+	rows := queryRows(t, c, "SELECT town, COUNT(*) AS n, AVG(age) AS a, SUM(age) AS s FROM people GROUP BY town ORDER BY town")
+	if len(rows) != 3 {
+		t.Fatalf("rows %v", rows)
+	}
+	for i, r := range rows {
+		// 1000 rows per town; ages 20..69, mean ≈ 44.5 (exact per town below).
+		if r[0] != []string{"0", "1", "2"}[i] {
+			t.Fatalf("group order %v", rows)
+		}
+		n, a, s := atof(t, r[1]), atof(t, r[2]), atof(t, r[3])
+		if math.Abs(n-1000) > 60 || math.Abs(a-44.5) > 3 || math.Abs(s-44500) > 5000 {
+			t.Fatalf("town %s: n %v avg %v sum %v", r[0], n, a, s)
+		}
+	}
+	if got := ledgerCount(t, root); got != before+1 {
+		t.Fatalf("ledger entries %d → %d, want one more", before, got)
+	}
+	if s := spent(t, root, "demo.people"); math.Abs(s-3) > 1e-9 {
+		t.Fatalf("spent %v, want 3", s)
+	}
+	warn := queryRows(t, c, "SHOW WARNINGS")
+	if all := fmt.Sprint(warn); len(warn) != 2 || !strings.Contains(all, "COUNT(*) has Laplace noise of scale 1.33333") || !strings.Contains(all, "SUM/AVG(age)") {
+		t.Fatalf("warnings %v", warn)
+	}
+
+	// WHERE, HAVING, LIMIT, a global aggregate and BI wrappers.
+	for _, q := range []string{
+		"SELECT town, COUNT(*) FROM people WHERE age > 30 AND name LIKE 'person%' GROUP BY town HAVING COUNT(*) > 0 ORDER BY 2 DESC LIMIT 2",
+		"SELECT COUNT(*), AVG(age) FROM people",
+		"SELECT * FROM (SELECT town, SUM(age) AS s FROM people GROUP BY town) AS virtual_table LIMIT 1000",
+	} {
+		before := ledgerCount(t, root)
+		if r := queryRows(t, c, q); len(r) == 0 {
+			t.Fatalf("%s: no rows", q)
+		}
+		if got := ledgerCount(t, root); got != before+1 {
+			t.Fatalf("%s: ledger %d → %d", q, before, got)
+		}
+	}
+}
+
+// TestDPAggRefusedBeforeCharging: shapes the planner cannot bound.
+func TestDPAggRefusedBeforeCharging(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 100, 100)
+	mustExec(t, root, "CALL dp_labels('people', 'town', '0,1,2')")
+	mustExec(t, root, "CREATE TABLE demo.people2 (id INT PRIMARY KEY, age DOUBLE)")
+	mustExec(t, root, "CALL dp_bounds('people2', 'age', 0, 100)")
+	mustExec(t, root, "CALL dp_protect('people2', 10, 0)")
+	c := aggSession(t, ts, 1)
+	before := ledgerCount(t, root)
+	for _, q := range []struct{ sql, want string }{
+		{"SELECT COUNT(*) FROM people p JOIN people2 q ON p.id = q.id", "protected"},
+		{"SELECT COUNT(*) FROM people p JOIN towns t ON p.town = t.id", "protected"},
+		{"SELECT MAX(age) FROM people", "not supported"},
+		{"SELECT MIN(age), COUNT(*) FROM people GROUP BY town", "not supported"},
+		{"SELECT name, COUNT(*) FROM people GROUP BY name", "dp_labels"},
+		{"SELECT SUM(id) FROM people", "dp_bounds"},
+		{"SELECT COUNT(DISTINCT town) FROM people", "not supported"},
+		{"SELECT COUNT(age) FROM people", "COUNT(*)"},
+		{"SELECT SUM(age * 2) FROM people", "plain column"},
+		{"SELECT COUNT(*) FROM people WHERE town IN (SELECT id FROM towns)", "cannot be bounded"},
+		{"SELECT COUNT(*) FROM people WHERE age > RAND()", "cannot be bounded"},
+		{"SELECT COUNT(*) FROM (SELECT * FROM people) AS x", "protected"},
+		{"SELECT town, COUNT(*), (SELECT COUNT(*) FROM people2) FROM people GROUP BY town", ""},
+		{"SELECT DP_MEAN('people', 'age', 1) FROM people", ""},
+		{"SELECT age, COUNT(*) FROM people GROUP BY town", "not grouped"},
+		{"SELECT COUNT(*) OVER () FROM people", ""},
+	} {
+		if _, err := c.QueryContext(context.Background(), q.sql); err == nil {
+			t.Fatalf("%s: accepted", q.sql)
+		} else if !strings.Contains(err.Error(), q.want) {
+			t.Fatalf("%s: error %q does not mention %q", q.sql, err, q.want)
+		}
+	}
+	if got := ledgerCount(t, root); got != before {
+		t.Fatalf("refused queries charged: ledger %d → %d", before, got)
+	}
+	if s := spent(t, root, "demo.people"); s != 0 {
+		t.Fatalf("spent %v", s)
+	}
+}
+
+// TestReleaseWrappers: BI tools wrap a DP function call in LIMIT and in a
+// derived table; each is one release.
+func TestReleaseWrappers(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 100, 100)
+	ana := ts.connect("ana", "ana-pw", "demo")
+	for i, q := range []string{
+		"SELECT DP_MEAN('people', 'age', 1) AS m LIMIT 1000",
+		"SELECT * FROM (SELECT DP_MEAN('people', 'age', 1) AS m) AS virtual_table LIMIT 1000",
+		"SELECT m FROM (SELECT DP_MEAN('people', 'age', 1) AS m) AS virtual_table",
+	} {
+		if m := queryFloat(t, ana, q); m < 0 || m > 100 {
+			t.Fatalf("%s = %v", q, m)
+		}
+		if s := spent(t, root, "demo.people"); s != float64(i+1) {
+			t.Fatalf("%s: spent %v, want %d", q, s, i+1)
+		}
+	}
+	for _, q := range []string{
+		"SELECT m + 1 FROM (SELECT DP_MEAN('people', 'age', 1) AS m) AS x JOIN towns",
+		"SELECT * FROM towns, (SELECT DP_MEAN('people', 'age', 1) AS m) AS x",
+		"SELECT DP_MEAN('people', 'age', 1) FROM towns LIMIT 1",
+	} {
+		wantErr(t, ana, q, "on its own")
+	}
+	if s := spent(t, root, "demo.people"); s != 3 {
+		t.Fatalf("refused wrappers charged: spent %v", s)
+	}
+}
