@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -194,5 +195,68 @@ func TestReleaseWrappers(t *testing.T) {
 	}
 	if s := spent(t, root, "demo.people"); s != 3 {
 		t.Fatalf("refused wrappers charged: spent %v", s)
+	}
+}
+
+// TestDPHistogramAndDefaults: DP_HISTOGRAM over a declared domain and over
+// public bins; an owner's per-account default ε for aggregate queries.
+func TestDPHistogramAndDefaults(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 3000, 100)
+	mustExec(t, root, "CALL dp_domain('people', 'town', '0,1,2')")
+	ana := ts.connect("ana", "ana-pw", "demo")
+	var js string
+	if err := ana.QueryRow("SELECT DP_HISTOGRAM('people', 'town', 1)").Scan(&js); err != nil {
+		t.Fatal(err)
+	}
+	var h struct {
+		Scale float64 `json:"laplace_scale"`
+		N     int64
+		Bins  []struct {
+			Label string
+			Count float64
+		}
+	}
+	if err := json.Unmarshal([]byte(js), &h); err != nil {
+		t.Fatalf("%v: %s", err, js)
+	}
+	if len(h.Bins) != 3 || h.Scale != 2 || h.N != 3000 {
+		t.Fatalf("histogram %s", js)
+	}
+	for _, b := range h.Bins {
+		if math.Abs(b.Count-1000) > 40 {
+			t.Fatalf("histogram %s", js)
+		}
+	}
+	if err := ana.QueryRow("SELECT DP_HISTOGRAM('people', 'age', 1, 'bins=5')").Scan(&js); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(js), &h); err != nil || len(h.Bins) != 5 {
+		t.Fatalf("binned histogram %s (%v)", js, err)
+	}
+	// ages 20..69 uniform: bins [0,20) and [80,100] are empty, [20,40) has 40%.
+	if math.Abs(h.Bins[0].Count) > 40 || math.Abs(h.Bins[1].Count-1200) > 40 || math.Abs(h.Bins[4].Count) > 40 {
+		t.Fatalf("binned histogram %s", js)
+	}
+	if s := spent(t, root, "demo.people"); s != 2 {
+		t.Fatalf("spent %v", s)
+	}
+	wantErr(t, ana, "SELECT DP_HISTOGRAM('people', 'name', 1)", "public")
+	wantErr(t, ana, "SELECT DP_HISTOGRAM('people', 'age', 1, 'edges=5,1')", "increasing")
+	wantErr(t, ana, "SELECT DP_HISTOGRAM('people', 'age', 1) FROM towns", "on its own")
+
+	// Per-account default: no SET needed; the session's value wins.
+	wantErr(t, ana, "CALL dp_defaults('ana', 0.5, 0)", "owner")
+	mustExec(t, root, "CALL dp_defaults('ana', 0.5, 0)")
+	if r := countRows(t, ana, "SELECT town, COUNT(*) FROM people GROUP BY town"); r != 3 {
+		t.Fatalf("rows %d", r)
+	}
+	if s := spent(t, root, "demo.people"); s != 2.5 {
+		t.Fatalf("spent %v, want 2.5", s)
+	}
+	c := aggSession(t, ts, 0.25)
+	queryRows(t, c, "SELECT COUNT(*) FROM people")
+	if s := spent(t, root, "demo.people"); s != 2.75 {
+		t.Fatalf("spent %v, want 2.75", s)
 	}
 }

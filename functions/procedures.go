@@ -15,7 +15,7 @@ import (
 // owners.
 func (e *Env) Procedures() []sql.ExternalStoredProcedureDetails {
 	okSchema := sql.Schema{{Name: "status", Type: types.LongText}}
-	return []sql.ExternalStoredProcedureDetails{
+	return append(e.biProcedures(okSchema), []sql.ExternalStoredProcedureDetails{
 		{Name: "dp_protect", Schema: okSchema, Function: func(ctx *sql.Context, table string, eps, delta float64) (sql.RowIter, error) {
 			return e.protect(ctx, table, eps, delta, "basic")
 		}},
@@ -27,7 +27,7 @@ func (e *Env) Procedures() []sql.ExternalStoredProcedureDetails {
 		{Name: "dp_owner_add", Schema: okSchema, Function: func(ctx *sql.Context, u string) (sql.RowIter, error) { return e.owner(ctx, u, true) }},
 		{Name: "dp_owner_remove", Schema: okSchema, Function: func(ctx *sql.Context, u string) (sql.RowIter, error) { return e.owner(ctx, u, false) }},
 		{Name: "dp_drop_model", Schema: okSchema, Function: e.dropModel},
-	}
+	}...)
 }
 
 func done(format string, a ...any) (sql.RowIter, error) {
