@@ -389,6 +389,19 @@ func (n *dpAggNode) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) {
 	if env == nil {
 		return nil, errors.New("DP aggregates are not wired")
 	}
+	// The cache key uses public values only: the write epoch and n.
+	rows, err := env.Store.RowCount(q.db, q.table)
+	if err != nil {
+		return nil, fmt.Errorf("row count of %s: %w", q.key, err)
+	}
+	id := q.cacheID(n.g.cat.WriteEpoch(q.key), rows)
+	if !sessionFresh(ctx) {
+		if r, ok := n.cached(id); ok {
+			ctx.Warn(1105, "dp: answer from the answer cache (same query on the same snapshot of %s): no charge; SET SESSION dp_fresh = 1 for a new release", q.key)
+			q.warn(ctx, r)
+			return sql.RowsToRowIter(q.rows(ctx, r)...), nil
+		}
+	}
 	res, err := env.ReleaseTable(ctx, q.db, q.table, "DP_AGGREGATE", q.eps, 0, q.plan.Events(), func() (any, error) {
 		return q.compute(ctx, env)
 	})
@@ -396,6 +409,7 @@ func (n *dpAggNode) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) {
 		return nil, err
 	}
 	r := res.(*agg.Result)
+	n.store(id, r)
 	q.warn(ctx, r)
 	return sql.RowsToRowIter(q.rows(ctx, r)...), nil
 }

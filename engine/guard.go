@@ -48,6 +48,10 @@ func (g *guard) hooks() store.Hooks {
 			return nil
 		},
 		CheckWrite: func(ctx *sql.Context, db, table string, op store.WriteOp, row sql.Row) error {
+			// bi (issue 12): any write starts a new snapshot for the answer cache.
+			if err := g.cat.NoteWrite(catalog.Key(db, table)); err != nil {
+				return err
+			}
 			if op == store.OpCreate || op == store.OpRename {
 				for _, v := range functions.ViewNames {
 					if strings.EqualFold(v, table) {
