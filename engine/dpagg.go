@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -65,7 +66,7 @@ type outCol struct {
 type keyCol struct {
 	pos    int // position in the table schema
 	name   string
-	domain []string
+	domain []string // nil: undeclared (partition selection)
 }
 
 // dpAggQuery is a planned DP aggregate query (all public).
@@ -79,8 +80,9 @@ type dpAggQuery struct {
 	outs           []outCol
 	out            sql.Schema
 	plan           *agg.Plan
-	eps            float64
-	groups         int
+	sel            *agg.SelectPlan // partition selection (undeclared keys), else nil
+	eps, delta     float64
+	groups         int // public domain size; 0 with partition selection
 }
 
 // errDPAgg wraps every refusal of the DP aggregate planner.
@@ -162,6 +164,7 @@ func (g *guard) planDPAgg(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 		q.filter = f
 	}
 	q.groups = 1
+	var undeclared []string
 	for _, ge := range gb.GroupByExprs {
 		p, ok := pos(ge)
 		if !ok {
@@ -170,13 +173,18 @@ func (g *guard) planDPAgg(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 		name := q.tschema[p].Name
 		dom, ok := t.Labels[strings.ToLower(name)]
 		if !ok || len(dom) == 0 {
-			return nil, aggErr("GROUP BY %s needs a public domain: the owner declares it with CALL dp_labels('%s', '%s', 'v1,v2,…')", name, q.table, name)
+			undeclared = append(undeclared, name)
+			dom = nil
 		}
 		q.keys = append(q.keys, keyCol{pos: p, name: name, domain: dom})
-		q.groups *= len(dom)
-		if q.groups > agg.MaxGroups {
-			return nil, aggErr("the GROUP BY domain has more than %d groups", agg.MaxGroups)
+		if dom != nil && q.groups <= agg.MaxGroups {
+			q.groups *= len(dom)
 		}
+	}
+	if len(undeclared) > 0 {
+		q.groups = 0
+	} else if q.groups > agg.MaxGroups {
+		return nil, aggErr("the GROUP BY domain has more than %d groups", agg.MaxGroups)
 	}
 	sumIdx := map[int]int{}
 	sumOf := func(e sql.Expression, fn string) (int, error) {
@@ -254,7 +262,18 @@ func (g *guard) planDPAgg(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 		b := t.Bounds[strings.ToLower(q.tschema[p].Name)]
 		spec.Sums = append(spec.Sums, agg.Bound{Lo: b.Lo, Hi: b.Hi})
 	}
-	if q.plan, err = agg.New(spec); err != nil {
+	if len(undeclared) > 0 {
+		// Private partition selection over the keys found in the data.
+		delta := sessionDelta(ctx, g.cat)
+		if delta <= 0 {
+			return nil, aggErr("GROUP BY %s: the column has no public domain. Either the owner declares it (CALL dp_domain('%s', '%s', 'v1,v2,…')), or the groups are selected privately, which needs a δ: SET SESSION dp_delta = <δ> (e.g. 1e-6)", strings.Join(undeclared, ", "), q.table, undeclared[0])
+		}
+		q.delta = delta
+		if q.sel, err = agg.NewSelect(spec.Sums, eps, delta); err != nil {
+			return nil, aggErr("%v", err)
+		}
+		q.plan = q.sel.Plan
+	} else if q.plan, err = agg.New(spec); err != nil {
 		return nil, aggErr("%v", err)
 	}
 	node := &dpAggNode{q: q, g: g}
@@ -295,6 +314,19 @@ func sessionEpsilon(ctx *sql.Context, cat *catalog.Catalog) (float64, error) {
 		return eps, nil
 	}
 	return 0, aggErr("aggregates over a protected table are answered with differential privacy when the query has a budget: SET SESSION dp_epsilon = <ε> (e.g. 0.5), then run the query again")
+}
+
+// sessionDelta is the session's dp_delta, else the account's default δ.
+func sessionDelta(ctx *sql.Context, cat *catalog.Catalog) float64 {
+	if v, err := ctx.GetSessionVariable(ctx, varDelta); err == nil {
+		if f, ok := v.(float64); ok && f > 0 {
+			return f
+		}
+	}
+	if _, d, ok := cat.DPDefaults(userOf(ctx)); ok {
+		return d
+	}
+	return 0
 }
 
 // checkPostExprs: the nodes above the aggregate only post-process its rows;
@@ -402,7 +434,11 @@ func (n *dpAggNode) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) {
 			return sql.RowsToRowIter(q.rows(ctx, r)...), nil
 		}
 	}
-	res, err := env.ReleaseTable(ctx, q.db, q.table, "DP_AGGREGATE", q.eps, 0, q.plan.Events(), func() (any, error) {
+	events := q.plan.Events()
+	if q.sel != nil {
+		events = q.sel.Events()
+	}
+	res, err := env.ReleaseTable(ctx, q.db, q.table, "DP_AGGREGATE", q.eps, q.delta, events, func() (any, error) {
 		return q.compute(ctx, env)
 	})
 	if err != nil {
@@ -426,6 +462,9 @@ func (q *dpAggQuery) compute(ctx *sql.Context, env *functions.Env) (*agg.Result,
 	cols := make([]string, len(q.tschema))
 	for i, c := range q.tschema {
 		cols[i] = c.Name
+	}
+	if q.sel != nil {
+		return q.computeSelect(env, cols)
 	}
 	acc := q.plan.Accumulator()
 	vals := make([]float64, len(q.sumCols))
@@ -473,6 +512,9 @@ func (q *dpAggQuery) groupOf(row []any, index []map[string]int) int {
 
 // rows renders the released result in the GroupBy's output schema.
 func (q *dpAggQuery) rows(ctx *sql.Context, r *agg.Result) []sql.Row {
+	if q.sel != nil {
+		return q.selectRows(ctx, r)
+	}
 	out := make([]sql.Row, 0, q.groups)
 	digits := make([]int, len(q.keys))
 	for g := 0; g < q.groups; g++ {
@@ -506,8 +548,83 @@ func (q *dpAggQuery) rows(ctx *sql.Context, r *agg.Result) []sql.Row {
 
 // warn tells the noise scale of every measurement (SHOW WARNINGS).
 func (q *dpAggQuery) warn(ctx *sql.Context, r *agg.Result) {
-	ctx.Warn(1105, "dp: %s charged ε = %v for %d group(s); COUNT(*) has Laplace noise of scale %.6g (ε = %.6g)", q.key, q.eps, q.groups, r.CountScale, q.plan.EpsCount)
+	if q.sel != nil {
+		ctx.Warn(1105, "dp: %s charged ε = %v, δ = %v; groups selected privately: COUNT(*) has Laplace noise of scale %.6g (ε = %.6g) and a group is shown only if its noisy count exceeds %.6g", q.key, q.eps, q.delta, r.CountScale, q.plan.EpsCount, r.Threshold)
+	} else {
+		ctx.Warn(1105, "dp: %s charged ε = %v for %d group(s); COUNT(*) has Laplace noise of scale %.6g (ε = %.6g)", q.key, q.eps, q.groups, r.CountScale, q.plan.EpsCount)
+	}
 	for i, name := range q.sumNames {
 		ctx.Warn(1105, "dp: SUM/AVG(%s) use a shifted sum with Laplace noise of scale %.6g (ε = %.6g, bounds [%v, %v]) and the noisy count", name, r.SumScale[i], q.plan.EpsSum[i], q.plan.Sums[i].Lo, q.plan.Sums[i].Hi)
 	}
+}
+
+// computeSelect is the pass of partition selection: the group key is the
+// tuple of the key columns' label strings; NULL keys are in no group.
+func (q *dpAggQuery) computeSelect(env *functions.Env, cols []string) (*agg.Result, error) {
+	acc := q.sel.Accumulator()
+	vals := make([]float64, len(q.sumCols))
+	labels := make([]string, len(q.keys))
+	evalCtx := sql.NewEmptyContext()
+	if _, err := env.Store.ScanValues(q.db, q.table, cols, func(row []any) error {
+		ok := true
+		for i, k := range q.keys {
+			if row[k.pos] == nil {
+				ok = false
+				break
+			}
+			labels[i] = functions.LabelString(row[k.pos])
+		}
+		if ok && q.filter != nil {
+			v, err := q.filter.Eval(evalCtx, sql.Row(row))
+			ok = err == nil && v != nil && sql.IsTrue(v)
+		}
+		for i, p := range q.sumCols {
+			f, isNum := toFloat(row[p])
+			if !isNum {
+				f = math.NaN()
+			}
+			vals[i] = f
+		}
+		key := ""
+		if ok {
+			buf, _ := json.Marshal(labels)
+			key = string(buf)
+		}
+		acc.Row(key, ok, vals)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("scan %s: %w", q.key, err)
+	}
+	return acc.Release()
+}
+
+// selectRows renders the privately selected groups.
+func (q *dpAggQuery) selectRows(ctx *sql.Context, r *agg.Result) []sql.Row {
+	out := make([]sql.Row, 0, len(r.Keys))
+	for g, k := range r.Keys {
+		var labels []string
+		if err := json.Unmarshal([]byte(k), &labels); err != nil || len(labels) != len(q.keys) {
+			continue
+		}
+		row := make(sql.Row, len(q.outs))
+		for c, o := range q.outs {
+			var v any
+			switch o.kind {
+			case outKey:
+				v = labels[o.idx]
+			case outCount:
+				v = int64(r.Count[g])
+			case outSum:
+				v = r.Sum[o.idx][g]
+			case outAvg:
+				v = r.Avg[o.idx][g]
+			}
+			if cv, _, err := q.out[c].Type.Convert(ctx, v); err == nil {
+				v = cv
+			}
+			row[c] = v
+		}
+		out = append(out, row)
+	}
+	return out
 }

@@ -141,7 +141,7 @@ func TestDPAggRefusedBeforeCharging(t *testing.T) {
 		{"SELECT COUNT(*) FROM people p JOIN towns t ON p.town = t.id", "protected"},
 		{"SELECT MAX(age) FROM people", "not supported"},
 		{"SELECT MIN(age), COUNT(*) FROM people GROUP BY town", "not supported"},
-		{"SELECT name, COUNT(*) FROM people GROUP BY name", "dp_labels"},
+		{"SELECT name, COUNT(*) FROM people GROUP BY name", "dp_delta"},
 		{"SELECT SUM(id) FROM people", "dp_bounds"},
 		{"SELECT COUNT(DISTINCT town) FROM people", "not supported"},
 		{"SELECT COUNT(age) FROM people", "COUNT(*)"},
@@ -324,5 +324,61 @@ func TestAnswerCache(t *testing.T) {
 	queryRows(t, c, q)
 	if got := ledgerCount(t, root); got != 4 {
 		t.Fatalf("after a write: ledger entries %d, want 4", got)
+	}
+}
+
+// TestDPPartitionSelection: GROUP BY a column with no declared domain is
+// answered with private partition selection when the session has a δ.
+func TestDPPartitionSelection(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 10, 100)
+	mustExec(t, root, "CREATE TABLE demo.visits (id INT PRIMARY KEY, city VARCHAR(20), minutes DOUBLE)")
+	var b strings.Builder
+	for i := 0; i < 3001; i++ {
+		if b.Len() > 0 {
+			b.WriteString(",")
+		}
+		city := []string{"'oslo'", "'lima'", "'pune'"}[i%3]
+		if i == 3000 {
+			city = "'secret-town'" // one row: must not appear
+		}
+		fmt.Fprintf(&b, "(%d, %s, %d)", i, city, i%60)
+	}
+	mustExec(t, root, "INSERT INTO demo.visits VALUES "+b.String())
+	mustExec(t, root, "CALL dp_bounds('visits', 'minutes', 0, 60)")
+	mustExec(t, root, "CALL dp_protect('visits', 10, 1e-3)")
+	mustExec(t, root, "GRANT SELECT ON demo.visits TO 'ana'@'%'")
+	c := aggSession(t, ts, 1)
+	q := "SELECT city, COUNT(*), AVG(minutes) FROM visits GROUP BY city ORDER BY city"
+	if _, err := c.QueryContext(context.Background(), q); err == nil || !strings.Contains(err.Error(), "dp_delta") {
+		t.Fatalf("no δ: %v", err)
+	}
+	if _, err := c.ExecContext(context.Background(), "SET SESSION dp_delta = 1e-5"); err != nil {
+		t.Fatal(err)
+	}
+	rows := queryRows(t, c, q)
+	if len(rows) != 3 || rows[0][0] != "lima" || rows[1][0] != "oslo" || rows[2][0] != "pune" {
+		t.Fatalf("selected groups %v", rows)
+	}
+	for _, r := range rows {
+		if n := atof(t, r[1]); math.Abs(n-1000) > 60 {
+			t.Fatalf("count %v", rows)
+		}
+	}
+	if d := queryFloat(t, root, "SELECT delta_spent FROM dp_budget WHERE table_name = 'demo.visits'"); math.Abs(d-1e-5) > 1e-12 {
+		t.Fatalf("δ spent %v", d)
+	}
+	warn := fmt.Sprint(queryRows(t, c, "SHOW WARNINGS"))
+	if !strings.Contains(warn, "selected privately") {
+		t.Fatalf("warnings %s", warn)
+	}
+	// Cached like any other measurement.
+	before := ledgerCount(t, root)
+	if again := queryRows(t, c, q); fmt.Sprint(again) != fmt.Sprint(rows) || ledgerCount(t, root) != before {
+		t.Fatalf("partition selection answer not cached")
+	}
+	// people has no δ budget: refused before charging.
+	if _, err := c.QueryContext(context.Background(), "SELECT name, COUNT(*) FROM people GROUP BY name"); err == nil || !strings.Contains(err.Error(), "budget") {
+		t.Fatalf("δ over budget: %v", err)
 	}
 }

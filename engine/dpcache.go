@@ -34,6 +34,8 @@ type cacheKey struct {
 	Epoch  uint64     `json:"epoch"`
 	N      int64      `json:"n"`
 	Eps    float64    `json:"eps"`
+	Delta  float64    `json:"delta"`
+	Select bool       `json:"select"`
 	Filter string     `json:"filter"`
 	Keys   [][]string `json:"keys"` // name, then domain
 	Sums   []cacheSum `json:"sums"`
@@ -46,7 +48,7 @@ type cacheSum struct {
 
 // cacheID names the measurement on the current snapshot.
 func (q *dpAggQuery) cacheID(epoch uint64, n int64) []byte {
-	k := cacheKey{Table: q.key, Epoch: epoch, N: n, Eps: q.eps}
+	k := cacheKey{Table: q.key, Epoch: epoch, N: n, Eps: q.eps, Delta: q.delta, Select: q.sel != nil}
 	if q.filter != nil {
 		k.Filter = q.filter.String()
 	}
@@ -84,7 +86,7 @@ func (n *dpAggNode) cached(id []byte) (*agg.Result, bool) {
 		return nil, false
 	}
 	var r agg.Result
-	if err := json.Unmarshal(blob, &r); err != nil || len(r.Count) != n.q.groups {
+	if err := json.Unmarshal(blob, &r); err != nil || (n.q.sel == nil && len(r.Count) != n.q.groups) || (n.q.sel != nil && len(r.Keys) != len(r.Count)) {
 		return nil, false
 	}
 	return &r, true

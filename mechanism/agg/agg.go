@@ -135,6 +135,10 @@ type Result struct {
 	Avg        [][]float64 // [column][group] AVG of the clipped column, in [lo, hi]
 	CountScale float64
 	SumScale   []float64
+	// Partition selection only: the released partitions' keys, in order,
+	// and the threshold on the noisy count.
+	Keys      []string `json:",omitempty"`
+	Threshold float64  `json:",omitempty"`
 }
 
 // Release adds the noise. Nothing it returns is computed from the rows
