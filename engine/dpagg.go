@@ -430,7 +430,7 @@ func (n *dpAggNode) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) {
 	if !sessionFresh(ctx) {
 		if r, ok := n.cached(id); ok {
 			ctx.Warn(1105, "dp: answer from the answer cache (same query on the same snapshot of %s): no charge; SET SESSION dp_fresh = 1 for a new release", q.key)
-			q.warn(ctx, r)
+			q.warn(ctx, r, true)
 			return sql.RowsToRowIter(q.rows(ctx, r)...), nil
 		}
 	}
@@ -446,7 +446,7 @@ func (n *dpAggNode) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) {
 	}
 	r := res.(*agg.Result)
 	n.store(id, r)
-	q.warn(ctx, r)
+	q.warn(ctx, r, false)
 	return sql.RowsToRowIter(q.rows(ctx, r)...), nil
 }
 
@@ -547,11 +547,15 @@ func (q *dpAggQuery) rows(ctx *sql.Context, r *agg.Result) []sql.Row {
 }
 
 // warn tells the noise scale of every measurement (SHOW WARNINGS).
-func (q *dpAggQuery) warn(ctx *sql.Context, r *agg.Result) {
+func (q *dpAggQuery) warn(ctx *sql.Context, r *agg.Result, cached bool) {
+	charged := "charged"
+	if cached {
+		charged = "this answer was charged when first released:"
+	}
 	if q.sel != nil {
-		ctx.Warn(1105, "dp: %s charged ε = %v, δ = %v; groups selected privately: COUNT(*) has Laplace noise of scale %.6g (ε = %.6g) and a group is shown only if its noisy count exceeds %.6g", q.key, q.eps, q.delta, r.CountScale, q.plan.EpsCount, r.Threshold)
+		ctx.Warn(1105, "dp: %s %s ε = %v, δ = %v; groups selected privately: COUNT(*) has Laplace noise of scale %.6g (ε = %.6g) and a group is shown only if its noisy count exceeds %.6g", q.key, charged, q.eps, q.delta, r.CountScale, q.plan.EpsCount, r.Threshold)
 	} else {
-		ctx.Warn(1105, "dp: %s charged ε = %v for %d group(s); COUNT(*) has Laplace noise of scale %.6g (ε = %.6g)", q.key, q.eps, q.groups, r.CountScale, q.plan.EpsCount)
+		ctx.Warn(1105, "dp: %s %s ε = %v for %d group(s); COUNT(*) has Laplace noise of scale %.6g (ε = %.6g)", q.key, charged, q.eps, q.groups, r.CountScale, q.plan.EpsCount)
 	}
 	for i, name := range q.sumNames {
 		ctx.Warn(1105, "dp: SUM/AVG(%s) use a shifted sum with Laplace noise of scale %.6g (ε = %.6g, bounds [%v, %v]) and the noisy count", name, r.SumScale[i], q.plan.EpsSum[i], q.plan.Sums[i].Lo, q.plan.Sums[i].Hi)
