@@ -382,3 +382,80 @@ func TestDPPartitionSelection(t *testing.T) {
 		t.Fatalf("δ over budget: %v", err)
 	}
 }
+
+// TestDPAggPrepared: server-side prepared statements with parameters (as
+// go-sql-driver sends them) are planned with the bound values, one charge
+// per execution.
+func TestDPAggPrepared(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 3000, 100)
+	mustExec(t, root, "CALL dp_labels('people', 'town', '0,1,2')")
+	c := aggSession(t, ts, 2)
+	// ages are 20..69 uniformly: age > 30 keeps 39/50, age > 60 keeps 9/50.
+	for i, tc := range []struct{ age, want float64 }{{30, 780}, {60, 180}} {
+		rows, err := c.QueryContext(context.Background(), "SELECT town, COUNT(*) FROM people WHERE age > ? GROUP BY town ORDER BY town", tc.age)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for rows.Next() {
+			var town string
+			var cnt float64
+			if err := rows.Scan(&town, &cnt); err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(cnt-tc.want) > 40 {
+				t.Fatalf("age > %v: town %s count %v, want ≈ %v", tc.age, town, cnt, tc.want)
+			}
+			n++
+		}
+		rows.Close()
+		if n != 3 {
+			t.Fatalf("%d groups", n)
+		}
+		if got := ledgerCount(t, root); got != i+1 {
+			t.Fatalf("ledger %d after %d executions", got, i+1)
+		}
+	}
+}
+
+// TestDPAggSessionStillGuarded: with a budget in the session, everything that
+// is not a supported aggregate is still refused, and nothing is charged.
+func TestDPAggSessionStillGuarded(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 100, 100)
+	mustExec(t, root, "CALL dp_labels('people', 'town', '0,1,2')")
+	c := aggSession(t, ts, 1)
+	for _, q := range []string{
+		"SELECT * FROM people",
+		"SELECT age FROM people LIMIT 5",
+		"SELECT town, COUNT(*) FROM people GROUP BY town UNION SELECT 1, 2",
+		"INSERT INTO towns SELECT town, COUNT(*) FROM people GROUP BY town",
+		"CREATE TABLE stolen AS SELECT town, COUNT(*) AS n FROM people GROUP BY town",
+		"CREATE VIEW v AS SELECT COUNT(*) FROM people",
+		"EXPLAIN SELECT COUNT(*) FROM people",
+		"SELECT (SELECT COUNT(*) FROM people)",
+		"SELECT * FROM towns WHERE id < (SELECT COUNT(*) FROM people)",
+		"SELECT t.tname, x.n FROM towns t JOIN (SELECT town, COUNT(*) AS n FROM people GROUP BY town) x ON x.town = t.id",
+	} {
+		if rows, err := c.QueryContext(context.Background(), q); err == nil {
+			for rows.Next() {
+			}
+			err = rows.Err()
+			rows.Close()
+			if err == nil {
+				t.Fatalf("%s: accepted", q)
+			}
+		}
+	}
+	if s := spent(t, root, "demo.people"); s != 0 {
+		t.Fatalf("spent %v", s)
+	}
+	// A CTE around a supported aggregate is one release.
+	if r := queryRows(t, c, "WITH x AS (SELECT town, COUNT(*) AS n FROM people GROUP BY town) SELECT * FROM x ORDER BY town"); len(r) != 3 {
+		t.Fatalf("CTE rows %v", r)
+	}
+	if s := spent(t, root, "demo.people"); s != 1 {
+		t.Fatalf("spent %v after the CTE", s)
+	}
+}
