@@ -459,3 +459,26 @@ func TestDPAggSessionStillGuarded(t *testing.T) {
 		t.Fatalf("spent %v after the CTE", s)
 	}
 }
+
+// TestDPQuantile: a private median over the declared bounds' grid.
+func TestDPQuantile(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 3000, 100)
+	ana := ts.connect("ana", "ana-pw", "demo")
+	// ages 20..69 uniformly: median 44.5, grid step 0.1 on [0, 100].
+	if m := queryFloat(t, ana, "SELECT DP_QUANTILE('people', 'age', 0.5, 1)"); math.Abs(m-44.5) > 2 {
+		t.Fatalf("median %v", m)
+	}
+	if m := queryFloat(t, ana, "SELECT DP_QUANTILE('people', 'age', 0.9, 1, 'grid=101')"); math.Abs(m-65) > 3 {
+		t.Fatalf("90th percentile %v", m)
+	}
+	if s := spent(t, root, "demo.people"); s != 2 {
+		t.Fatalf("spent %v", s)
+	}
+	wantErr(t, ana, "SELECT DP_QUANTILE('people', 'age', 1.5, 1)", "q must be")
+	wantErr(t, ana, "SELECT DP_QUANTILE('people', 'name', 0.5, 1)", "bounds")
+	wantErr(t, ana, "SELECT DP_QUANTILE('people', 'age', 0.5, 1, 'grid=1')", "grid")
+	if s := spent(t, root, "demo.people"); s != 2 {
+		t.Fatalf("refused calls charged: %v", s)
+	}
+}
