@@ -82,29 +82,53 @@ const CountSensitivity = 2
 // CountScale is the Laplace scale of each noisy count.
 func (p *Plan) CountScale() float64 { return CountSensitivity / p.EpsCount }
 
-// SumSensitivity is the ℓ₁ sensitivity of shifted sum vector i over n rows:
-// 2w (a row leaves one group and joins another), times SumSlack(n).
-func (p *Plan) SumSensitivity(i int, n int64) float64 {
-	b := p.Sums[i]
-	return 2 * (b.Hi - b.Lo) * mechanism.SumSlack(n)
+// Mid returns the public centre m = fl(lo + fl(hi − lo)/2) of bound b and
+// the half-width h = max(fl(hi − m), fl(m − lo)) that bounds every term.
+func Mid(b Bound) (m, h float64) {
+	m = b.Lo + (b.Hi-b.Lo)/2
+	return m, math.Max(b.Hi-m, m-b.Lo)
 }
 
-// SumScale is the Laplace scale of each noisy shifted sum of column i.
+// SumSensitivity is the ℓ₁ sensitivity of centred sum vector i over n rows:
+// 2h ≈ w (a row leaves one group and joins another, each side moves by at
+// most h), times SumSlack(n) for float64 rounding.
+func (p *Plan) SumSensitivity(i int, n int64) float64 {
+	_, h := Mid(p.Sums[i])
+	return 2 * h * mechanism.SumSlack(n)
+}
+
+// SumScale is the Laplace scale of each noisy centred sum of column i.
 func (p *Plan) SumScale(i int, n int64) float64 { return p.SumSensitivity(i, n) / p.EpsSum[i] }
 
 // Accumulator is one pass over the rows.
 type Accumulator struct {
 	p      *Plan
 	counts []int64
-	sums   [][]mechanism.CompensatedSum // [column][group]
+	sums   [][]splitSum // [column][group]
 	n      int64
 }
 
+// splitSum is a centred sum Σ (clip(v) − m) kept as two compensated sums of
+// non-negative terms, each at most h: pos of fl(clip(v) − m) for clip(v) ≥ m,
+// neg of fl(m − clip(v)) otherwise (rounding is monotone, so a term never
+// exceeds fl(hi − m) or fl(m − lo)). Its value is fl(pos − neg).
+type splitSum struct{ pos, neg mechanism.CompensatedSum }
+
+func (s *splitSum) add(v, m float64) {
+	if v >= m {
+		s.pos.Add(v - m)
+	} else {
+		s.neg.Add(m - v)
+	}
+}
+
+func (s *splitSum) value() float64 { return s.pos.Sum() - s.neg.Sum() }
+
 // Accumulator starts a pass.
 func (p *Plan) Accumulator() *Accumulator {
-	a := &Accumulator{p: p, counts: make([]int64, p.Groups), sums: make([][]mechanism.CompensatedSum, len(p.Sums))}
+	a := &Accumulator{p: p, counts: make([]int64, p.Groups), sums: make([][]splitSum, len(p.Sums))}
 	for i := range a.sums {
-		a.sums[i] = make([]mechanism.CompensatedSum, p.Groups)
+		a.sums[i] = make([]splitSum, p.Groups)
 	}
 	return a
 }
@@ -120,8 +144,8 @@ func (a *Accumulator) Row(group int, vals []float64) {
 	}
 	a.counts[group]++
 	for i, b := range a.p.Sums {
-		// fl(clip(v) − lo) ∈ [0, fl(hi − lo)]: non-negative, at most w.
-		a.sums[i][group].Add(mechanism.Clip(vals[i], b.Lo, b.Hi) - b.Lo)
+		m, _ := Mid(b)
+		a.sums[i][group].add(mechanism.Clip(vals[i], b.Lo, b.Hi), m)
 	}
 }
 
@@ -158,7 +182,6 @@ func (a *Accumulator) Release() (*Result, error) {
 		r.Count[g] = math.Max(0, math.Round(v))
 	}
 	for i, b := range p.Sums {
-		w := b.Hi - b.Lo
 		r.SumScale[i] = p.SumScale(i, a.n)
 		t, err := a.noisySums(i)
 		if err != nil {
@@ -166,10 +189,7 @@ func (a *Accumulator) Release() (*Result, error) {
 		}
 		sum, avg := make([]float64, p.Groups), make([]float64, p.Groups)
 		for g := range t {
-			// Post-processing of (noisy count, noisy shifted sum).
-			cg := math.Max(0, c[g])
-			sum[g] = mechanism.Clip(t[g], 0, w*cg) + b.Lo*cg
-			avg[g] = mechanism.Clip(b.Lo+mechanism.Clip(t[g]/math.Max(1, c[g]), 0, w), b.Lo, b.Hi)
+			sum[g], avg[g] = finish(b, c[g], t[g])
 		}
 		r.Sum = append(r.Sum, sum)
 		r.Avg = append(r.Avg, avg)
@@ -189,11 +209,21 @@ func (a *Accumulator) noisyCounts() ([]float64, error) {
 	return c, nil
 }
 
-// noisySums is the measurement of column i: shifted sums + Laplace(2w·slack/ε_i).
+// finish is the post-processing of a group's noisy count c and noisy centred
+// sum t into SUM and AVG of the clipped column.
+func finish(b Bound, c, t float64) (sum, avg float64) {
+	m, h := Mid(b)
+	cp := math.Max(0, c)
+	sum = mechanism.Clip(t, -h*cp, h*cp) + m*cp
+	avg = mechanism.Clip(m+t/math.Max(1, c), b.Lo, b.Hi)
+	return sum, avg
+}
+
+// noisySums is the measurement of column i: centred sums + Laplace(2h·slack/ε_i).
 func (a *Accumulator) noisySums(i int) ([]float64, error) {
 	t := make([]float64, len(a.counts))
 	for g := range t {
-		t[g] = a.sums[i][g].Sum()
+		t[g] = a.sums[i][g].value()
 	}
 	if err := noise.AddLaplaceVec(t, a.p.SumScale(i, a.n)); err != nil {
 		return nil, fmt.Errorf("agg: sum noise: %w", err)

@@ -19,7 +19,7 @@ import (
 // row it disappears, if b had none it appears. Each such partition has one
 // row on the side where it exists, and is released there with probability
 // P[1 + Lap(b) > τ] = ½·exp(−(τ − 1)/b) = δ; on every other partition the
-// counts differ by at most 2 in ℓ₁ (ε_c) and the shifted sums by 2w·slack
+// counts differ by at most 2 in ℓ₁ (ε_c) and the centred sums by 2h·slack
 // (ε_i). Hence (ε, δ)-DP. Each coordinate is noised by AddLaplace (grid of
 // a one-coordinate release), so the noise grid does not depend on how many
 // partitions the data has.
@@ -63,7 +63,7 @@ type SelectAccumulator struct {
 	index  map[string]int
 	keys   []string
 	counts []int64
-	sums   [][]mechanism.CompensatedSum // [partition][column]
+	sums   [][]splitSum // [partition][column]
 	n      int64
 }
 
@@ -84,11 +84,12 @@ func (a *SelectAccumulator) Row(key string, ok bool, vals []float64) {
 		a.index[key] = i
 		a.keys = append(a.keys, key)
 		a.counts = append(a.counts, 0)
-		a.sums = append(a.sums, make([]mechanism.CompensatedSum, len(a.p.Sums)))
+		a.sums = append(a.sums, make([]splitSum, len(a.p.Sums)))
 	}
 	a.counts[i]++
 	for j, b := range a.p.Sums {
-		a.sums[i][j].Add(mechanism.Clip(vals[j], b.Lo, b.Hi) - b.Lo)
+		m, _ := Mid(b)
+		a.sums[i][j].add(mechanism.Clip(vals[j], b.Lo, b.Hi), m)
 	}
 }
 
@@ -125,13 +126,13 @@ func (a *SelectAccumulator) Release() (*Result, error) {
 		r.Keys = append(r.Keys, a.keys[i])
 		r.Count = append(r.Count, math.Max(0, math.Round(c)))
 		for j, b := range p.Sums {
-			t, err := noise.AddLaplace(a.sums[i][j].Sum(), r.SumScale[j])
+			t, err := noise.AddLaplace(a.sums[i][j].value(), r.SumScale[j])
 			if err != nil {
 				return nil, fmt.Errorf("agg: sum noise: %w", err)
 			}
-			w := b.Hi - b.Lo
-			r.Sum[j] = append(r.Sum[j], mechanism.Clip(t, 0, w*c)+b.Lo*c)
-			r.Avg[j] = append(r.Avg[j], mechanism.Clip(b.Lo+mechanism.Clip(t/c, 0, w), b.Lo, b.Hi))
+			sum, avg := finish(b, c, t)
+			r.Sum[j] = append(r.Sum[j], sum)
+			r.Avg[j] = append(r.Avg[j], avg)
 		}
 	}
 	return r, nil
