@@ -558,7 +558,7 @@ func (q *dpAggQuery) warn(ctx *sql.Context, r *agg.Result, cached bool) {
 		ctx.Warn(1105, "dp: %s %s ε = %v for %d group(s); COUNT(*) has Laplace noise of scale %.6g (ε = %.6g)", q.key, charged, q.eps, q.groups, r.CountScale, q.plan.EpsCount)
 	}
 	for i, name := range q.sumNames {
-		ctx.Warn(1105, "dp: SUM/AVG(%s) use a shifted sum with Laplace noise of scale %.6g (ε = %.6g, bounds [%v, %v]) and the noisy count", name, r.SumScale[i], q.plan.EpsSum[i], q.plan.Sums[i].Lo, q.plan.Sums[i].Hi)
+		ctx.Warn(1105, "dp: SUM/AVG(%s) use a centred sum with Laplace noise of scale %.6g (ε = %.6g, bounds [%v, %v]) and the noisy count", name, r.SumScale[i], q.plan.EpsSum[i], q.plan.Sums[i].Lo, q.plan.Sums[i].Hi)
 	}
 }
 
