@@ -193,7 +193,8 @@ func sumSampler(t *testing.T, p *Plan, b Bound) audit.Sampler {
 // TestAuditGroupedCount: a row moving between groups; must-fail variant
 // calibrated for sensitivity 1 (forgetting that two groups change).
 func TestAuditGroupedCount(t *testing.T) {
-	cfg := audit.Config{N: 20000}
+	t.Parallel() // pure computation; halves the wall time under -race
+	cfg := audit.Config{N: 10000}
 	b := Bound{0, 1}
 	p := mustPlan(t, Spec{Groups: 3, Count: true, Epsilon: 1})
 	audit.RequirePass(t, countSampler(t, p, b), 1, cfg)
@@ -205,7 +206,8 @@ func TestAuditGroupedCount(t *testing.T) {
 // get ε/2 each); must-fail variant calibrated for h instead of 2h (one
 // group's change only).
 func TestAuditGroupedSum(t *testing.T) {
-	cfg := audit.Config{N: 20000}
+	t.Parallel() // pure computation; halves the wall time under -race
+	cfg := audit.Config{N: 10000}
 	b := Bound{-2, 3}
 	p := mustPlan(t, Spec{Groups: 3, Sums: []Bound{b}, Epsilon: 2})
 	audit.RequirePass(t, sumSampler(t, p, b), p.EpsSum[0], cfg)
