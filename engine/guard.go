@@ -159,11 +159,11 @@ func (g *guard) rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 	// bi (issue 12): statements that provably read no rows answer empty;
 	// DP aggregate queries are planned by dpagg.go instead of refused.
 	if !owner {
-		if out, ok, err := g.biRewrite(ctx, n, scope); ok || err != nil {
+		out, ok, err := g.biRewrite(ctx, n, scope)
+		if ok || err != nil {
 			return out, transform.NewTree, err
-		} else {
-			n = out
 		}
+		n = out
 	}
 	var err error
 	touchesProtected, predicts := false, false
