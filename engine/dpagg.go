@@ -73,6 +73,7 @@ type keyCol struct {
 type dpAggQuery struct {
 	db, table, key string
 	tschema        sql.Schema
+	scanCols       []string // the columns the scan decodes; positions below index into them
 	filter         sql.Expression // over table positions; nil if none
 	keys           []keyCol
 	sumCols        []int // table positions of summed columns
@@ -276,6 +277,9 @@ func (g *guard) planDPAgg(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 	} else if q.plan, err = agg.New(spec); err != nil {
 		return nil, aggErr("%v", err)
 	}
+	if err := q.compact(); err != nil {
+		return nil, err
+	}
 	node := &dpAggNode{q: q, g: g}
 	// Put the DP node where the GroupBy was; the wrappers stay.
 	out, _, err := transform.Node(root, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
@@ -459,10 +463,7 @@ func (q *dpAggQuery) compute(ctx *sql.Context, env *functions.Env) (*agg.Result,
 			index[i][v] = j
 		}
 	}
-	cols := make([]string, len(q.tschema))
-	for i, c := range q.tschema {
-		cols[i] = c.Name
-	}
+	cols := q.scanCols
 	if q.sel != nil {
 		return q.computeSelect(env, cols)
 	}
@@ -631,4 +632,53 @@ func (q *dpAggQuery) selectRows(ctx *sql.Context, r *agg.Result) []sql.Row {
 		out = append(out, row)
 	}
 	return out
+}
+
+// compact restricts the scan to the referenced columns (keys, summed
+// columns, WHERE) and renumbers every position to index the scanned row.
+func (q *dpAggQuery) compact() error {
+	used := map[int]bool{}
+	for _, k := range q.keys {
+		used[k.pos] = true
+	}
+	for _, p := range q.sumCols {
+		used[p] = true
+	}
+	if q.filter != nil {
+		transform.InspectExpr(q.filter, func(x sql.Expression) bool {
+			if gf, ok := x.(*expression.GetField); ok {
+				used[gf.Index()] = true
+			}
+			return false
+		})
+	}
+	if len(used) == 0 {
+		used[0] = true // COUNT(*) alone: decode one column to count rows
+	}
+	newPos := map[int]int{}
+	for p := range q.tschema {
+		if used[p] {
+			newPos[p] = len(q.scanCols)
+			q.scanCols = append(q.scanCols, q.tschema[p].Name)
+		}
+	}
+	for i := range q.keys {
+		q.keys[i].pos = newPos[q.keys[i].pos]
+	}
+	for i := range q.sumCols {
+		q.sumCols[i] = newPos[q.sumCols[i]]
+	}
+	if q.filter != nil {
+		f, _, err := transform.Expr(q.filter, func(x sql.Expression) (sql.Expression, transform.TreeIdentity, error) {
+			if gf, ok := x.(*expression.GetField); ok {
+				return gf.WithIndex(newPos[gf.Index()]), transform.NewTree, nil
+			}
+			return x, transform.SameTree, nil
+		})
+		if err != nil {
+			return err
+		}
+		q.filter = f
+	}
+	return nil
 }
