@@ -73,7 +73,7 @@ type keyCol struct {
 type dpAggQuery struct {
 	db, table, key string
 	tschema        sql.Schema
-	scanCols       []string // the columns the scan decodes; positions below index into them
+	scanCols       []string       // the columns the scan decodes; positions below index into them
 	filter         sql.Expression // over table positions; nil if none
 	keys           []keyCol
 	sumCols        []int // table positions of summed columns
