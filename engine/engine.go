@@ -94,9 +94,9 @@ func (e *Engine) wire(opt Options) error {
 	if mem == 0 {
 		mem = DefaultMaxReleaseMemory()
 	}
-	g := &guard{cat: e.Catalog, st: e.Store}
-	e.Env = &functions.Env{Store: e.Store, Catalog: e.Catalog, Budget: e.Budget, Log: e.Log,
-		CanRead: g.canRead, MaxReleaseMemory: max(mem, 0)}
+	e.Env = &functions.Env{Store: e.Store, Catalog: e.Catalog, Budget: e.Budget, Log: e.Log, MaxReleaseMemory: max(mem, 0)}
+	g := &guard{cat: e.Catalog, st: e.Store, env: e.Env}
+	e.Env.CanRead = g.canRead
 	e.Store.SetHooks(g.hooks())
 
 	// The authorisation factory is read when the analyzer's catalog is

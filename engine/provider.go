@@ -68,14 +68,17 @@ func (d *userDB) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, 
 }
 
 func (d *userDB) GetTableNames(ctx *sql.Context) ([]string, error) {
-	names, err := d.Database.GetTableNames(ctx)
+	// The dpsql views are listed by AllViews, as VIEW (issue 12).
+	return d.Database.GetTableNames(ctx)
+}
+
+// AllViews adds the dpsql views to the database's own views.
+func (d *userDB) AllViews(ctx *sql.Context) ([]sql.ViewDefinition, error) {
+	views, err := d.Database.AllViews(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, v := range functions.ViewNames {
-		names = append(names, v)
-	}
-	return names, nil
+	return append(views, userViewDefs(d.Name())...), nil
 }
 
 func (p *provider) HasDatabase(ctx *sql.Context, name string) bool {

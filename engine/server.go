@@ -68,6 +68,12 @@ func (e *Engine) NewServerWithOptions(addr string, opt ServerOptions) (*Server, 
 			return server.MySQLProtocolListenerFactory(cfg, lc, sel)
 		},
 	}
+	// bi (issue 12): one version string, version_comment 'dpsql', the real port.
+	cfg.Version = ServerVersion
+	if err := setIdentity(ln.Addr().(*net.TCPAddr).Port); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("set server identity: %w", err)
+	}
 	srv, err := server.NewServer(cfg, e.SQL, sql.NewContext, sessionBuilder, nil)
 	if err != nil {
 		ln.Close()

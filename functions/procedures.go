@@ -15,7 +15,7 @@ import (
 // owners.
 func (e *Env) Procedures() []sql.ExternalStoredProcedureDetails {
 	okSchema := sql.Schema{{Name: "status", Type: types.LongText}}
-	return []sql.ExternalStoredProcedureDetails{
+	return append(e.biProcedures(okSchema), []sql.ExternalStoredProcedureDetails{
 		{Name: "dp_protect", Schema: okSchema, Function: func(ctx *sql.Context, table string, eps, delta float64) (sql.RowIter, error) {
 			return e.protect(ctx, table, eps, delta, "basic")
 		}},
@@ -29,7 +29,7 @@ func (e *Env) Procedures() []sql.ExternalStoredProcedureDetails {
 		{Name: "dp_drop_model", Schema: okSchema, Function: e.dropModel},
 		{Name: "dp_quota", Schema: okSchema, Function: e.quota},
 		{Name: "dp_quota_remove", Schema: okSchema, Function: e.quotaRemove},
-	}
+	}...)
 }
 
 func done(format string, a ...any) (sql.RowIter, error) {
