@@ -142,7 +142,6 @@ var bypassStatements = []string{
 	"SELECT DP_MEAN('people', 'age', 0.1) FROM towns",
 	"SELECT id FROM towns WHERE DP_MEAN('people', 'age', 0.1) > 0",
 	"SELECT (SELECT DP_MEAN('people', 'age', 0.1))",
-	"SELECT * FROM (SELECT DP_MEAN('people', 'age', 0.1) m) x",
 	"SELECT DP_MEAN('people', 'age', 0.1) UNION SELECT 1",
 	"SELECT DP_MEAN('people', 'age', 0.1) GROUP BY 1",
 	"SELECT DP_MEAN('people', 'age', 0.1) ORDER BY 1",

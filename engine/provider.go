@@ -134,3 +134,12 @@ func (p *provider) ExternalStoredProcedure(_ *sql.Context, name string, numOfPar
 func (p *provider) ExternalStoredProcedures(_ *sql.Context, name string) ([]sql.ExternalStoredProcedureDetails, error) {
 	return p.procs.LookupByName(name)
 }
+
+// CreateView refuses the names of the dpsql views: a user view named
+// dp_ledger would shadow the real one for its readers.
+func (d *userDB) CreateView(ctx *sql.Context, name string, selectStatement, createViewStmt string) error {
+	if isView(name) {
+		return fmt.Errorf("view name %s is reserved for the dpsql view of the same name", name)
+	}
+	return d.Database.CreateView(ctx, name, selectStatement, createViewStmt)
+}
