@@ -14,6 +14,7 @@ func (e *Env) Functions() []sql.Function {
 		function("DP_LSQ", 3, 4, true, textType, e.dpLSQ),
 		function("DP_LSQ_PREDICT", 5, -1, true, doubleType, e.dpLSQPredict),
 		function("DP_LMGC_TRAIN", 2, 3, true, textType, e.dpLMGCTrain),
+		function("DP_TRAIN", 2, 4, true, textType, e.dpTrain),
 		function("DP_PREDICT", 2, -1, false, textType, e.dpPredict),
 		function("DP_MODEL_JSON", 1, 1, false, textType, e.dpModelJSON),
 	})

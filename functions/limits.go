@@ -41,6 +41,43 @@ var estimators = map[string]func(e *Env, ctx *sql.Context, args []any) (memEstim
 		return e.estimateTrain(ctx, a, "lsq_predict")
 	},
 	"DP_LMGC_TRAIN": func(e *Env, ctx *sql.Context, a []any) (memEstimate, bool) { return e.estimateTrain(ctx, a, "lmgc") },
+	"DP_TRAIN":      estimateDPTrain,
+}
+
+// estimateDPTrain maps DP_TRAIN('<table>', ε, '<kind>', '<options>') onto
+// the estimate of the function it runs: the papers' functions for svm, lsq
+// and lmgc (kernel= becomes their kernel argument), the sufficient-statistics
+// shape for every other kind (auto included: its kinds are all of that
+// shape or smaller).
+func estimateDPTrain(e *Env, ctx *sql.Context, a []any) (memEstimate, bool) {
+	if len(a) < 2 {
+		return memEstimate{}, false
+	}
+	kind := "auto"
+	if len(a) > 2 && a[2] != nil {
+		k, err := argString(a, 2, "kind")
+		if err != nil {
+			return memEstimate{}, false
+		}
+		if k = strings.ToLower(strings.TrimSpace(k)); k != "" {
+			kind = k
+		}
+	}
+	o, err := optionsArg(a, 3)
+	if err != nil {
+		return memEstimate{}, false
+	}
+	kernel, ok := o.take("kernel")
+	if !ok {
+		kernel = "linear"
+	}
+	switch kind {
+	case "svm", "lsq":
+		return e.estimateTrain(ctx, []any{a[0], a[1], kernel, o.String()}, kind)
+	case "lmgc":
+		return e.estimateTrain(ctx, []any{a[0], a[1], o.String()}, kind)
+	}
+	return e.estimateTrain(ctx, []any{a[0], a[1], "linear", o.String()}, "suffstats")
 }
 
 // shape is the public shape of a training call.
@@ -87,6 +124,11 @@ func (s shape) bytes(kind string) float64 {
 		// one F×F accumulator per worker plus the solver's factorisations
 		// (up to 6 F×F matrices) and the per-worker row blocks.
 		return s.rowsBytes() + (w+6)*8*f*f + w*520*8*f + rff
+	case "suffstats":
+		// rows in memory, and K+1 (d+1)×(d+1) statistic blocks with a few
+		// working copies each (DP_TRAIN lda/qda/gnb/linreg/logreg).
+		dd := float64(s.d + 1)
+		return s.rowsBytes() + 4*float64(s.k+1)*8*dd*dd
 	case "lsq_predict":
 		if s.kernel != "" && s.kernel != "linear" && s.n <= lsq.ExactKernelMax {
 			return s.rowsBytes() + 3*8*n*n // exact kernel ridge: m×m Gram matrix and its factor
