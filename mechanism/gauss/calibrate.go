@@ -17,7 +17,7 @@ const (
 	// qda is evaluated (DefaultMomentShare).
 	RefMomentShare = 0.35
 	// MinMomentShare and MaxMomentShare clamp the lda/qda default.
-	MinMomentShare = 0.15
+	MinMomentShare = 0.30
 	MaxMomentShare = 0.65
 	// DefaultMomentShareGNB is the share of gnb's per-class sums of squares.
 	DefaultMomentShareGNB = 0.25
@@ -206,7 +206,7 @@ func NoiseIndex(kind string, n, d, k int, eps, delta float64) (float64, error) {
 
 // DefaultMomentShare returns the public default share of the second
 // moments for (kind, n, d, K, ε, δ): gnb DefaultMomentShareGNB; lda and qda
-// 0.33 − 0.2·log₁₀E clamped to [MinMomentShare, MaxMomentShare], E the
+// 0.4 − 0.15·log₁₀E clamped to [MinMomentShare, MaxMomentShare], E the
 // noise index (docs/mechanisms/gauss.md §6: fitted on training splits and
 // synthetic data).
 func DefaultMomentShare(kind string, n, d, k int, eps, delta float64) (float64, error) {
@@ -217,5 +217,5 @@ func DefaultMomentShare(kind string, n, d, k int, eps, delta float64) (float64, 
 	if err != nil {
 		return 0, err
 	}
-	return math.Min(MaxMomentShare, math.Max(MinMomentShare, 0.33-0.2*math.Log10(e))), nil
+	return math.Min(MaxMomentShare, math.Max(MinMomentShare, 0.4-0.15*math.Log10(e))), nil
 }

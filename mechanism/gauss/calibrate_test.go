@@ -190,7 +190,7 @@ func TestSharesDefaultsAndOverrides(t *testing.T) {
 }
 
 // TestDefaultMomentShareRule pins the public rule of §6: gnb's constant;
-// for lda/qda 0.33 − 0.2·log₁₀E, clamped, where E = 2√d·sdOff/(n − K) at
+// for lda/qda 0.4 − 0.15·log₁₀E, clamped, where E = 2√d·sdOff/(n − K) at
 // the reference share. E is recomputed here from the plan's own noise sd.
 func TestDefaultMomentShareRule(t *testing.T) {
 	if s, _ := DefaultMomentShare(KindGNB, 1000, 10, 3, 1, 1e-5); s != DefaultMomentShareGNB {
@@ -206,7 +206,7 @@ func TestDefaultMomentShareRule(t *testing.T) {
 			p := mustPlan(t, cfg)
 			_, _, _, off := p.NoiseSD()
 			e := 2 * math.Sqrt(float64(c.d)) * off / float64(c.n-c.k)
-			want := math.Min(MaxMomentShare, math.Max(MinMomentShare, 0.33-0.2*math.Log10(e)))
+			want := math.Min(MaxMomentShare, math.Max(MinMomentShare, 0.4-0.15*math.Log10(e)))
 			got, err := DefaultMomentShare(kind, c.n, c.d, c.k, c.eps, c.delta)
 			if err != nil {
 				t.Fatal(err)
