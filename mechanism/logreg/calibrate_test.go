@@ -144,7 +144,7 @@ func TestPlanErrors(t *testing.T) {
 		func(c *Config) { c.Lo[0] = 2 },
 		func(c *Config) { c.N = MaxEntries },
 		func(c *Config) { c.Epsilon, c.Delta, c.Steps = 1e-6, 0, 1000 }, // ε/T below the Laplace minimum
-		func(c *Config) { c.N, c.Steps = 10_000_000, 5000 },            // too much work
+		func(c *Config) { c.N, c.Steps = 10_000_000, 5000 },             // too much work
 	}
 	for i, mod := range bad {
 		c := testConfig(2, 3, 100, 1, 1e-6)
