@@ -88,7 +88,7 @@ func auditTrainer(t *testing.T, d int, delta float64, classes ...string) *Traine
 // the sensitivity bound with equality: the audit must not find ε > 1.
 func TestAuditRelease(t *testing.T) {
 	tr := auditTrainer(t, 3, 0)
-	audit.RequirePass(t, releaseSampler(t, tr), tr.cfg.Epsilon, audit.Config{N: 20000})
+	audit.RequirePass(t, releaseSampler(t, tr), tr.cfg.Epsilon, audit.Config{N: 10000})
 }
 
 // TestAuditCatchesHalvedScale is an expected failure: with λ/2 the release
@@ -101,9 +101,9 @@ func TestAuditCatchesHalvedScale(t *testing.T) {
 
 // TestAuditCatchesMissingSqrtF is an expected failure: calibrating the
 // Laplace scale to the ℓ₂ sensitivity (dropping the √F of ‖v‖₁ ≤ √F‖v‖₂)
-// gives 3ε for F = 9.
+// gives 2ε for F = 4.
 func TestAuditCatchesMissingSqrtF(t *testing.T) {
-	tr := auditTrainer(t, 8, 0)
+	tr := auditTrainer(t, 3, 0)
 	tr.lambda /= math.Sqrt(float64(tr.Dim()))
 	audit.RequireCatch(t, releaseSampler(t, tr), tr.cfg.Epsilon, audit.Config{N: 20000})
 }
@@ -113,7 +113,7 @@ func TestAuditCatchesMissingSqrtF(t *testing.T) {
 // losses add up to ε.
 func TestAuditOneVsRest(t *testing.T) {
 	tr := auditTrainer(t, 1, 0, "a", "b", "c")
-	audit.RequirePass(t, releaseSampler(t, tr), tr.cfg.Epsilon, audit.Config{N: 20000})
+	audit.RequirePass(t, releaseSampler(t, tr), tr.cfg.Epsilon, audit.Config{N: 10000})
 }
 
 // TestAuditCatchesOneVsRestWithoutSplit is an expected failure: giving each
@@ -121,7 +121,7 @@ func TestAuditOneVsRest(t *testing.T) {
 func TestAuditCatchesOneVsRestWithoutSplit(t *testing.T) {
 	tr := auditTrainer(t, 1, 0, "a", "b", "c")
 	tr.lambda /= float64(tr.Models())
-	audit.RequireCatch(t, releaseSampler(t, tr), tr.cfg.Epsilon, audit.Config{N: 20000})
+	audit.RequireCatch(t, releaseSampler(t, tr), tr.cfg.Epsilon, audit.Config{N: 15000})
 }
 
 // gaussianClasses is the label domain of the Gaussian audits: K = 16
@@ -207,4 +207,17 @@ func TestAuditTrainEndToEnd(t *testing.T) {
 		tr := mustPlan(t, cfg)
 		audit.RequirePass(t, endToEnd(t, tr), tr.cfg.Epsilon, audit.Config{N: 5000, Delta: delta})
 	}
+}
+
+// TestAuditTrainEndToEndCatchesHalvedScale is the expected failure of the
+// whole Train path: the pair above attains Δ₂ in the direction that
+// maximises ℓ₁ (a corner row: every coordinate of φ has the same
+// magnitude), so halving λ makes the real release 2ε-DP and the audit must
+// see it.
+func TestAuditTrainEndToEndCatchesHalvedScale(t *testing.T) {
+	cfg := cfgD(3, 20, 1, KernelLinear)
+	cfg.C = 0.2
+	tr := mustPlan(t, cfg)
+	tr.lambda /= 2
+	audit.RequireCatch(t, endToEnd(t, tr), tr.cfg.Epsilon, audit.Config{N: 20000})
 }
