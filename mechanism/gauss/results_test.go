@@ -291,7 +291,7 @@ func TestResultsSynthetic(t *testing.T) {
 		for _, d := range []int{10, 50} {
 			for _, k := range []int{2, 5, 20} {
 				name := fmt.Sprintf("syn_n%d_d%d_K%d", n, d, k)
-				ds := synthetic(n*5/4, d, k, uint64(1+n+100*d+10000*k), 0.3)
+				ds := synthetic(n*5/4, d, k, uint64(1+100*d+10000*k), 0.3) // one problem per (d, K); larger n adds rows
 				a, b := splitIdx(len(ds.x), outerSeed, 0.8)
 				train, test := ds.subset(a), capRows(ds.subset(b), 10000)
 				exportSplit(t, dir, name, train, test)
