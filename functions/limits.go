@@ -165,7 +165,7 @@ func (e *Env) estimateTrain(ctx *sql.Context, args []any, kind string) (memEstim
 		return memEstimate{}, false
 	}
 	if s.kernel != "" && s.kernel != "linear" {
-		s.dim = svm.DefaultDim
+		s.dim = svm.MaxDefaultDim // the default dim is at most this
 		if kind != "svm" {
 			s.dim = lsq.DefaultDim
 		}
