@@ -1,21 +1,30 @@
 package auto
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // KindAuto is the kind name that asks for this package's choice.
 const KindAuto = "auto"
 
-// DeltaShare is the share of a table's δ budget that one training release
-// uses by default: ten default releases fit in the budget.
-const DeltaShare = 0.1
+// DeltaReleases is how many default training releases fit in a table's δ
+// budget: each uses δ_total/DeltaReleases.
+const DeltaReleases = 10
 
 // DefaultDelta is the δ of a training release when the analyst gives none:
-// DeltaShare of the table's δ budget, or 0 (pure ε) when it has none.
+// δ_total/DeltaReleases, or 0 (pure ε) when the table has no δ budget.
 func DefaultDelta(deltaTotal float64) float64 {
 	if !(deltaTotal > 0) {
 		return 0
 	}
-	return deltaTotal * DeltaShare
+	// Rounded down so that DeltaReleases default releases never sum to
+	// more than the budget.
+	d := deltaTotal / DeltaReleases
+	for d*DeltaReleases > deltaTotal {
+		d = math.Nextafter(d, 0)
+	}
+	return d
 }
 
 // Inputs are the public quantities the choice may use.
