@@ -413,7 +413,9 @@ func TestKillStopsTraining(t *testing.T) {
 	}
 	reserved := ledgerCount(t, root, "table_name = 'demo.big' AND status = 'reserved'")
 	first := make(chan error, 1)
-	go func() { first <- vc.QueryRowContext(gone, "SELECT DP_LSQ('big', 1, 'rbf', 'dim=768; label=y')").Scan(new(string)) }()
+	go func() {
+		first <- vc.QueryRowContext(gone, "SELECT DP_LSQ('big', 1, 'rbf', 'dim=768; label=y')").Scan(new(string))
+	}()
 	for ledgerCount(t, root, "table_name = 'demo.big' AND status = 'reserved'") == reserved {
 		select {
 		case err := <-first:
