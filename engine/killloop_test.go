@@ -17,12 +17,19 @@ import (
 // there, the table's spend covers every acknowledged release and never
 // exceeds its budget, the ledger sums to the spend, no release is left
 // "reserved", and each account's share equals its ledger entries.
+//
+// Under the race detector (go test -race, CI's second pass) it runs 5
+// cycles: each restart of a race-instrumented server costs ~5 s of CPU, and
+// the full 20 cycles run in the plain pass.
 func TestKillNineLoop(t *testing.T) {
 	const (
-		cycles = 20
 		budget = 8.0
 		eps    = 0.05
 	)
+	cycles := 20
+	if raceEnabled {
+		cycles = 5
+	}
 	dir := t.TempDir()
 	cmd, addr := startChild(t, dir)
 	mustExec(t, connectAddr(t, addr, "root", rootPW, ""), "CREATE DATABASE demo")

@@ -15,6 +15,7 @@ import (
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/mechanism"
 )
 
 // Env is what the SQL adapters need: storage read directly (not through the
@@ -225,14 +226,24 @@ func checkOutput(out any) error {
 	return nil
 }
 
+// stopOf is the cooperative-cancellation handle of the query ctx, for
+// mechanisms that check it (mechanism.Stop) between public-sized steps.
+func stopOf(ctx *sql.Context) mechanism.Stop {
+	if ctx == nil {
+		return mechanism.Stop{}
+	}
+	return mechanism.NewStop(ctx.Done())
+}
+
 // scanCheck returns a scan callback wrapper that stops a scan (with
-// ErrKilled) once the query's context is cancelled, checking every 4096
-// rows so that the check costs nothing measurable.
+// ErrKilled) once the query is killed, checking every 4096 rows (a public
+// schedule) so that the check costs nothing measurable.
 func scanCheck(ctx *sql.Context) func() error {
+	stop := stopOf(ctx)
 	var n int
 	return func() error {
 		n++
-		if n&4095 == 0 && ctx.Err() != nil {
+		if n&4095 == 0 && stop.Stopped() {
 			return ErrKilled
 		}
 		return nil
