@@ -44,12 +44,19 @@ func lemma2Sensitivity(kappa, m, lambda float64, n int) float64 {
 // 1.01·γ_{3F+1}·n(1 + Fλ) (Higham, Thm 10.4). With ê the total relative to
 // n, ‖ŵ − w*‖ ≤ (γ_n + ê·R)/(λ − ê). It returns an error when the bound is
 // not meaningful (ê ≥ λ/2: λ too small for float64 at this n and F).
+//
+// The accumulation error uses the depth of the summation tree,
+// γ_{d+1} with d = statsDepth(n) (two-level blocked sums), instead of γ_n.
+// λ must also clear the Cholesky floor for trace n(1 + Fλ) (Demmel's
+// condition, so that the factorisation cannot fail on any data).
 func ridgeRoundingBound(n, f int, lambda, r float64) (float64, error) {
-	e := gammaN(n) + unitRoundoff*lambda + 1.01*gammaN(3*f+1)*(1+float64(f)*lambda)
-	if !(e < lambda/2) {
+	gS := gammaN(statsDepth(n) + 1)
+	e := gS + unitRoundoff*lambda + 1.01*gammaN(3*f+1)*(1+float64(f)*lambda)
+	floor := choleskyFloor(f, kappaHat*kappaHat*(1+gS)+float64(f)*lambda)
+	if !(e < lambda/2) || !(lambda-gS > floor) {
 		return 0, fmt.Errorf("lambda %v is too small for a certified float64 solve with n = %d and %d features", lambda, n, f)
 	}
-	return (gammaN(n) + e*r) / (lambda - e), nil
+	return (gS + e*r) / (lambda - e), nil
 }
 
 func (t *Trainer) planOutput(cm common) error {
@@ -103,7 +110,8 @@ func (t *Trainer) planOutput(cm common) error {
 	return nil
 }
 
-// solve returns the ridge minimiser (S + λn·I)⁻¹c.
+// solve returns the ridge minimiser (S + λn·I)⁻¹c (cannot fail: the plan
+// checked the Cholesky floor).
 func (p *outputPlan) solve(st stats) ([]float64, error) {
 	return ridgeSolve(st.s, p.lambda*float64(st.n), st.c)
 }
