@@ -212,6 +212,9 @@ func inputCandidate(cfg Config, f int, eta float64, sh share) (*inputPlan, float
 	} else {
 		p.ridge = cfg.Lambda * float64(n)
 	}
+	if !(p.ridge < 1e300) {
+		return nil, 0, fmt.Errorf("lambda %v is too large", cfg.Lambda)
+	}
 	p.tau = p.ridge / 2
 	explicit := p.ridge - p.tau
 	b := inputBounds(n, f, p.s, p.tau, explicit, p.sigmaB, sh.eps)
@@ -351,7 +354,8 @@ func (t *Trainer) releaseInput(st stats) ([]float64, error) {
 	for i := range c {
 		c[i] = st.c[i] - p.sigmaB*nrm[i]
 	}
-	theta, _ := ballSolve(shifted(g, p.ridge-p.tau), c, p.eta, p.muMax)
+	theta, steps := ballSolve(shifted(g, p.ridge-p.tau), c, p.eta, p.muMax)
+	t.solverSteps = steps
 	if err := p.step.Apply(theta); err != nil {
 		return nil, err
 	}

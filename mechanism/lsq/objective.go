@@ -125,6 +125,9 @@ func objectiveCandidate(cfg Config, f int, eta float64, sh share) (*objectivePla
 		p.ridge = cfg.Lambda * float64(n)
 	}
 	reg := p.kifer + p.ridge
+	if !(reg < 1e300) {
+		return nil, 0, fmt.Errorf("lambda %v is too large", cfg.Lambda)
+	}
 	// Ideal: H* = S + reg·I (λ_min ≥ reg), c* = Σy′φ − b*, b* = β·N*.
 	// Stored: Ŝ, ĉ from the accumulation (depth d), b̂ = β·N̂ with N̂ in
 	// the cell of N* (|N*| ≤ 256 on the typical region).
@@ -173,7 +176,8 @@ func (t *Trainer) releaseObjective(st stats) ([]float64, error) {
 	for i := range c {
 		c[i] = st.c[i] - p.beta*nrm[i]
 	}
-	theta, _ := ballSolve(shifted(st.s, p.kifer+p.ridge), c, p.eta, p.muMax)
+	theta, steps := ballSolve(shifted(st.s, p.kifer+p.ridge), c, p.eta, p.muMax)
+	t.solverSteps = steps
 	if err := p.step.Apply(theta); err != nil {
 		return nil, err
 	}

@@ -194,16 +194,17 @@ func TestObjectiveAudit(t *testing.T) {
 		for i := 0; i < 2; i++ {
 			h.SetSym(i, i, h.At(i, i)+tr.obj.kifer+tr.obj.ridge)
 		}
+		sts := [2]stats{st, sufficientStats(x2, y2, tr.fm, tr.lm)}
 		return func(nb int) float64 {
-			m := trainNeighbour(t, tr, nb, x, y, x2, y2)
+			w := releaseStats(t, tr, sts[nb])
 			hb := mat.NewVecDense(2, nil)
-			hb.MulVec(h, mat.NewVecDense(2, m.Weights[0]))
+			hb.MulVec(h, mat.NewVecDense(2, w))
 			return floats.Dot(phi, hb.RawVector().Data)
 		}
 	}
 	cfgA := audit.Config{N: 30000, Delta: delta}
 	audit.RequirePass(t, sampler(mustPlan(t, cfg)), eps, cfgA)
-	pairSigma, err := analyticGaussianSigma(2, eps, delta)
+	pairSigma, err := gaussianSigma(2, eps, delta)
 	if err != nil {
 		t.Fatal(err)
 	}

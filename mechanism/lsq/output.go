@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism/amp"
 	"github.com/dpsql/dpsql/noise"
 )
 
@@ -18,7 +19,7 @@ type outputPlan struct {
 	lambda   float64 // λ of (1/n)Σ(⟨w, φᵢ⟩ − y′ᵢ)² + λ‖w‖²
 	delta2   float64 // ℓ₂ sensitivity of the minimiser, rounding included
 	tau      float64 // bound on the floating-point error of the computed minimiser
-	gaussian bool    // δ > 0: analytic Gaussian; else Laplace per coordinate
+	gaussian bool    // δ > 0: discrete Gaussian (CKS zCDP calibration); else Laplace per coordinate
 	scale    float64 // Laplace scale b per coordinate, or Gaussian σ
 }
 
@@ -92,12 +93,18 @@ func (t *Trainer) planOutput(cm common) error {
 		}
 		// ℓ₁ ≤ √F·ℓ₂ for the difference of two weight vectors.
 		p.scale = math.Sqrt(float64(f)) * p.delta2 / cfg.Epsilon
+		if err := noise.AddLaplaceVec(nil, p.scale); err != nil {
+			return fmt.Errorf("the Laplace scale %v is outside the sampler's range (lambda or epsilon too extreme): %w", p.scale, err)
+		}
 		t.params["laplace_scale"] = p.scale
 		t.events = []budget.Event{{Kind: budget.Laplace, Epsilon: cfg.Epsilon}}
 	} else {
-		sigma, err := analyticGaussianSigma(p.delta2, cfg.Epsilon, cfg.Delta)
+		sigma, err := amp.GaussianSigma(p.delta2, cfg.Epsilon, cfg.Delta)
 		if err != nil {
 			return err
+		}
+		if err := noise.AddGaussianVec(nil, sigma); err != nil {
+			return fmt.Errorf("the Gaussian σ %v is outside the sampler's range (lambda or epsilon too extreme): %w", sigma, err)
 		}
 		if p.delta2/sigma < noise.GaussianMinRatio {
 			return fmt.Errorf("noise multiplier σ/Δ₂ = %v exceeds what the Gaussian sampler supports", sigma/p.delta2)

@@ -93,6 +93,9 @@ func PlanPredict(cfg Config) (*PredictPlan, error) {
 	if cfg.Epsilon < noise.LaplaceMinEpsilon(1) {
 		return nil, fmt.Errorf("lsq predict: epsilon %v is below the smallest the Laplace sampler supports", cfg.Epsilon)
 	}
+	if err := noise.AddLaplaceVec(nil, p.scale); err != nil {
+		return nil, fmt.Errorf("lsq predict: the Laplace scale %v is outside the sampler's range (lambda or epsilon too extreme): %w", p.scale, err)
+	}
 	return p, nil
 }
 
