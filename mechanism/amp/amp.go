@@ -9,9 +9,9 @@ import (
 	"github.com/dpsql/dpsql/noise"
 )
 
-// MaxDim bounds the number of coordinates of one output step (the discrete
-// Gaussian sampler's limit).
-const MaxDim = 1 << 20
+// MaxGaussianDim bounds the number of coordinates of one Gaussian output
+// step (the discrete Gaussian sampler's limit).
+const MaxGaussianDim = 1 << 20
 
 // Step is the planned output step: everything about it is public.
 type Step struct {
@@ -30,6 +30,9 @@ type Step struct {
 func NewGaussian(radius float64, dim int, eps, delta float64) (Step, error) {
 	if err := checkRadius(radius, dim); err != nil {
 		return Step{}, err
+	}
+	if dim > MaxGaussianDim {
+		return Step{}, fmt.Errorf("output step: %d coordinates, more than the Gaussian sampler's %d", dim, MaxGaussianDim)
 	}
 	sigma, err := GaussianSigma(2*radius, eps, delta)
 	if err != nil {
@@ -68,8 +71,8 @@ func checkRadius(radius float64, dim int) error {
 	if !(radius > 0) || math.IsInf(radius, 0) {
 		return fmt.Errorf("output step: radius must be positive and finite, got %v", radius)
 	}
-	if dim < 1 || dim > MaxDim {
-		return fmt.Errorf("output step: %d coordinates outside [1, %d]", dim, MaxDim)
+	if dim < 1 {
+		return fmt.Errorf("output step: %d coordinates", dim)
 	}
 	return nil
 }
