@@ -196,7 +196,14 @@ func (pr *Predictor) Predict(xq []float64) (float64, error) {
 	if len(xq) != len(p.cfg.Features) {
 		return 0, fmt.Errorf("lsq predict: query has %d feature values, want %d", len(xq), len(p.cfg.Features))
 	}
-	v, err := noise.AddLaplace(mechanism.Clip(pr.f(xq), -1, 1), p.scale)
+	f := pr.f(xq)
+	if math.IsNaN(f) {
+		// Impossible (features are clipped, kernel values and coefficients
+		// are finite); a data-independent value keeps the noise step from
+		// failing after the charge.
+		f = 0
+	}
+	v, err := noise.AddLaplace(mechanism.Clip(f, -1, 1), p.scale)
 	if err != nil {
 		return 0, fmt.Errorf("lsq predict: %w", err)
 	}
