@@ -20,7 +20,8 @@ import (
 //	w = argmin_{‖w‖≤η} ½wᵀ(Σᵢ q̃ᵢq̃ᵢᵀ + Δ′·I)w − (Σᵢ p̃ᵢ)ᵀw.
 //
 // dpsql runs it on the table augmented with F public "phantom" rows
-// √τ·eⱼ with label 0 (τ = Δ_in/2, Δ′ = Δ_in − τ): their Gram matrix τI
+// √τ·eⱼ with label 0 (τ = Δ_in/2, at least a public minimum for the
+// Cholesky; Δ′ = Δ_in − τ ≥ 0): their Gram matrix τI
 // makes S + τI positive definite, so the exact-in-distribution O(F³)
 // sampler below can use a Cholesky factor (explicit error bounds) instead
 // of a PSD square root. The phantom rows are data-independent and
@@ -47,7 +48,7 @@ import (
 type inputPlan struct {
 	eta    float64 // radius of the ball ‖w‖ ≤ η
 	ridge  float64 // Δ_in: τ (phantom rows) + Δ′ (explicit)
-	tau    float64 // Gram of the phantom rows, τ = Δ_in/2
+	tau    float64 // Gram of the phantom rows, τ = max(Δ_in/2, public Cholesky minimum)
 	s      float64 // standard deviation of each entry of uᵢ
 	sigmaB float64 // σ_b of b = Σᵢ rᵢ
 	n, f   int
@@ -166,7 +167,9 @@ func (t *Trainer) planInput(cm common) error {
 		return fmt.Errorf("n = %d is too small for input perturbation with %d features (the Wishart sampler needs n − F + 1 ≥ %d)", cfg.N, f, noise.MinChiDegrees)
 	}
 	ratio := float64(inputNormals(f))*noise.CoupledNormalRatio + float64(f)*noise.CoupledChiRatio
-	tail := float64(inputNormals(f)+2)*noise.CoupledNormalTail + float64(f)*noise.ChiTail(cfg.N-f+1)
+	// Typical region: every normal within 256 sd, every χ draw in its region,
+	// and three norm events of probability ≤ e^(−x) = 2⁻¹⁰⁰⁰·e^(−ε) each.
+	tail := float64(inputNormals(f)+3)*noise.CoupledNormalTail + float64(f)*noise.ChiTail(cfg.N-f+1)
 	sp, err := chooseShare(cfg.Epsilon, cfg.Delta, ratio, tail, func(sh share) (*inputPlan, float64, error) {
 		return inputCandidate(cfg, f, eta, sh)
 	})
@@ -215,14 +218,29 @@ func inputCandidate(cfg Config, f int, eta float64, sh share) (*inputPlan, float
 	if !(p.ridge < 1e300) {
 		return nil, 0, fmt.Errorf("lambda %v is too large", cfg.Lambda)
 	}
-	p.tau = p.ridge / 2
-	explicit := p.ridge - p.tau
+	// τ = Δ_in/2, but never below the public minimum that makes the
+	// Cholesky of S + τI certain to succeed (with a factor 4 of margin);
+	// if that exceeds Δ_in, the total ridge is τ (a public, slightly larger
+	// ridge than asked for).
+	b0 := inputBounds(n, f, p.s, 0, 0, p.sigmaB, sh.eps)
+	p.tau = math.Max(p.ridge/2, 4*(choleskyFloor(f, b0.trA)+b0.eRR))
+	explicit := math.Max(p.ridge-p.tau, 0)
+	p.ridge = p.tau + explicit
 	b := inputBounds(n, f, p.s, p.tau, explicit, p.sigmaB, sh.eps)
 	if !(p.tau >= choleskyFloor(f, b.trA)+b.eRR) {
 		return nil, 0, fmt.Errorf("ridge %v is too small for a certified float64 solve with n = %d and %d features (increase lambda)", p.ridge, n, f)
 	}
-	r1 := strongMonotoneBound(explicit, b.eH, b.eC, eta)
-	r2, err := ballSolveBound(f, b.trH, explicit-b.eH, eta)
+	// λ_min of the ideal Hessian: the explicit ridge plus the Wishart part,
+	// λ_min(BᵀB) ≥ s²(√n − √F − √(2x))² except with probability e^(−x)
+	// (Davidson–Szarek), x = TailLevel(ε).
+	x := amp.TailLevel(sh.eps)
+	wl := math.Max(math.Sqrt(float64(n))-math.Sqrt(float64(f))-math.Sqrt(2*x), 0)
+	mStar := explicit + p.s*p.s*wl*wl
+	if !(mStar > 0) {
+		return nil, 0, fmt.Errorf("ridge %v is too small for a certified float64 solve with n = %d and %d features (increase lambda)", p.ridge, n, f)
+	}
+	r1 := strongMonotoneBound(mStar, b.eH, b.eC, eta)
+	r2, err := ballSolveBound(f, b.trH, mStar-b.eH, eta)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w (increase lambda)", err)
 	}
