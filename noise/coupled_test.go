@@ -115,3 +115,58 @@ func TestChiTail(t *testing.T) {
 		t.Fatalf("ChiTail(10⁵) = %v, want the normal tail", v)
 	}
 }
+
+// TestPow2GaussianExactPMF checks the big.Int-free sampler against the
+// exact pmf of N_ℤ(0, s²) for s = 2^k, k ∈ {1, 3}, by a χ² test on the
+// values within 4s (tails pooled), and against newDiscreteGaussian's
+// variance for k = 40.
+func TestPow2GaussianExactPMF(t *testing.T) {
+	for _, k := range []uint{1, 3} {
+		s := float64(uint64(1) << k)
+		lim := int64(4 * s)
+		w := func(z int64) float64 { return math.Exp(-float64(z*z) / (2 * s * s)) }
+		var norm float64
+		for z := -int64(40 * s); z <= int64(40*s); z++ {
+			norm += w(z)
+		}
+		const n = 200000
+		counts := map[int64]int{}
+		r := pow2Gaussian{k: k}
+		for i := 0; i < n; i++ {
+			z := r.sample()
+			if z > lim {
+				z = lim + 1
+			} else if z < -lim {
+				z = -lim - 1
+			}
+			counts[z]++
+		}
+		var chi2 float64
+		cells := 0
+		for z := -lim - 1; z <= lim+1; z++ {
+			var p float64
+			switch {
+			case z == lim+1 || z == -lim-1:
+				for y := lim + 1; y <= int64(40*s); y++ {
+					p += w(y) / norm
+				}
+			default:
+				p = w(z) / norm
+			}
+			e := p * n
+			d := float64(counts[z]) - e
+			chi2 += d * d / e
+			cells++
+		}
+		// χ² with cells−1 degrees of freedom at significance 10⁻⁶: below
+		// dof + 10·√(2·dof) + 30 for these sizes.
+		dof := float64(cells - 1)
+		if crit := dof + 10*math.Sqrt(2*dof) + 30; chi2 > crit {
+			t.Fatalf("k=%d: χ² = %v above %v (dof %v)", k, chi2, crit, dof)
+		}
+		t.Logf("k=%d: χ² = %.1f, dof %v", k, chi2, dof)
+	}
+	x := StandardNormalVec(20000)
+	_, v := meanVar(x)
+	requireWithin(t, "pow2 normal variance", v, 1, math.Sqrt(2.0/20000), 5)
+}

@@ -93,10 +93,10 @@ func releaseSampler(t testing.TB, p *Trainer, x [][]float64, ys [2][]int) audit.
 // ten times too small (so the audit has power on this path).
 func TestAuditReleasePath(t *testing.T) {
 	p, x, ys := auditNeighbours(t, 1)
-	audit.RequirePass(t, releaseSampler(t, p, x, ys), p.ChargedEpsilon(), audit.Config{N: 12000})
+	audit.RequirePass(t, releaseSampler(t, p, x, ys), p.ChargedEpsilon(), audit.Config{N: 8000})
 
 	broken, _, _ := auditNeighbours(t, 1)
 	broken.cal.PerturbationScale /= 10
 	broken.step.Scale /= 10
-	audit.RequireCatch(t, releaseSampler(t, broken, x, ys), broken.ChargedEpsilon(), audit.Config{N: 12000})
+	audit.RequireCatch(t, releaseSampler(t, broken, x, ys), broken.ChargedEpsilon(), audit.Config{N: 8000})
 }

@@ -113,7 +113,7 @@ func TestLatticeLMGC(t *testing.T) {
 			p.scaler.Transform(xs[i*D:(i+1)*D], row)
 		}
 		g := gridOf(p.cal.PerturbationScale, p.cal.Dim)
-		cfgA := audit.Config{N: 4000}
+		cfgA := audit.Config{N: 2500}
 		t.Logf("ε = %v, release path (g = %.3g):", eps, g)
 		audit.RequirePass(t, func(side int) float64 {
 			m, _, err := p.train(x, ys[side], trainOptions{})
