@@ -38,6 +38,10 @@ type problem struct {
 	delta           float64   // Δ, the strong convexity
 	b               []float64 // C·D·D symmetric perturbation blocks, or nil
 
+	// unconstrained drops the PSD constraint: only the deliberately broken
+	// variant of the lattice audit sets it (never a release path).
+	unconstrained bool
+
 	// scratch, reused across calls
 	cat  []float64   // D × C·D: [Φ_1 | … | Φ_C]
 	q    []float64   // rows × C·D: x̃ᵀ[Φ_1 | … | Φ_C]
