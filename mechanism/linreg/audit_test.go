@@ -10,9 +10,9 @@ import (
 
 // The audits claim (ε, δ) = (2, 10⁻²) for the Gaussian path: a δ large
 // enough for the audit to measure. At that claim the exact privacy profile
-// of the pair at 0.78R is ε ≈ 1.2, at R ≈ 1.67 (the zCDP conversion is
-// conservative), and the broken variants reach ≈ 3.0 (σ_c halved) and
-// ≈ 4.3 (all σ halved).
+// of a pair at ratio R is ε ≈ 1.67 (the zCDP conversion is conservative),
+// and the broken variants reach ≈ 3.6 (σ_c halved, ratio 1.84R on the
+// label-flip pair) and ≈ 4.3 (all σ halved, 2R).
 const auditEps, auditDelta = 2.0, 1e-2
 
 // auditN is the number of samples per side of the Gaussian audits.
@@ -50,10 +50,10 @@ func gaussLLR(t testing.TB, tr *Trainer, d0, d1 dataset) audit.Sampler {
 	}
 }
 
-// jointPair is the corner pair of TestComputedStatsSensitivity that reaches
-// 96% of J for d = 3: z·z′ = −1 (x·x′ = 0), labels +1 and −1.
+// jointPair is the corner pair that attains J for d = 3 and Kappa = 1:
+// z·z′ = 1, so x·x′ = (1 + 1)/4 = ½ = Kappa/2, labels +1 and −1.
 func jointPair() (dataset, dataset) {
-	return tablePair([]float64{1, 1, 1}, []float64{1, -1, -1}, 1, -1)
+	return tablePair([]float64{1, 1, 1}, []float64{1, 1, -1}, 1, -1)
 }
 
 // xyPair moves only Xᵀy, by the full 2x: the same corner row, label
@@ -118,8 +118,8 @@ func TestAuditGaussianXyPass(t *testing.T) {
 
 // TestAuditGaussianXySensitivityHalvedCaught is an expected failure: a
 // calibration that takes Δ(Xᵀy) = ‖x‖ instead of 2‖x‖ (σ_c halved) is
-// caught on the label-flip pair (ratio 1.56R instead of 0.78R; with Kappa
-// = ½ the pair's share of R² is 4b/(J + e) = 2/3.29).
+// caught on the label-flip pair (ratio 1.84R instead of 0.92R; with Kappa
+// = 1 the pair's share of R² is 4b/(J + e) = 4/4.74).
 func TestAuditGaussianXySensitivityHalvedCaught(t *testing.T) {
 	tr := gaussTrainer(t)
 	tr.gauss.sigmaC /= 2

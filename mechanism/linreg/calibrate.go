@@ -20,8 +20,8 @@ const (
 	// (δ > 0) or of ε (δ = 0).
 	LambdaShare = 0.05
 	// Kappa is the ratio b/a of the precisions 1/σ_c² and 1/σ_A² of the
-	// Gaussian releases of Xᵀy and XᵀX (δ > 0).
-	Kappa = 0.5
+	// Gaussian releases of Xᵀy and XᵀX (δ > 0): equal noise on both.
+	Kappa = 1.0
 	// XyShareLaplace is the share of the remaining ε given to Xᵀy when δ = 0.
 	XyShareLaplace = 0.5
 	// FloorFactor scales the eigenvalue floor of the solve: eigenvalues of
@@ -100,24 +100,24 @@ type gaussPlan struct {
 // composition is exactly one Gaussian event of ratio R, with R the ratio
 // that mechanism.GaussianSigma gives a unit-sensitivity query at (ε, δ).
 //
-// Shape: precisions a = 1/σ_A², b = Kappa·a, and e = 1/σ_λ² with
+// Shape: precisions a = 1/σ_A², b = kappa·a (Kappa by default), and e = 1/σ_λ² with
 // e/(J(a,b) + e) = LambdaShare. The exact joint ratio is
 // κ̂²·√(J(a, b) + e); floating-point rounding adds at most
 // 2·√(a·t_A² + b·t_c² + e·t_λ²) (Minkowski). Both scale linearly in √a, so
 // one division fixes the scale.
-func planGaussian(eps, delta float64, n, f, workers int) (gaussPlan, error) {
+func planGaussian(eps, delta float64, n, f, workers int, kappa float64) (gaussPlan, error) {
 	unit, err := mechanism.GaussianSigma(1, eps, delta)
 	if err != nil {
 		return gaussPlan{}, err
 	}
 	r := 1 / unit
 	// The noise package covers its own grid rounding for each call when the
-	// joint ratio is at least √3·2⁻²⁰ (docs §2.4).
+	// joint ratio is at least √3·2⁻²⁰ (docs §3.4).
 	if r < math.Sqrt(3)*noise.GaussianMinRatio {
 		return gaussPlan{}, fmt.Errorf("epsilon %v with delta %v needs more noise than the Gaussian sampler supports", eps, delta)
 	}
-	a, b := 1.0, Kappa
-	j := jointA(Kappa)
+	a, b := 1.0, kappa
+	j := jointA(kappa)
 	e := LambdaShare / (1 - LambdaShare) * j
 	tA, tc := roundingBounds(n, workers)
 	tl := 2*tA + rayleighRounding(n, f) // |Δq| ≤ ‖ΔA‖ + the errors of both forms

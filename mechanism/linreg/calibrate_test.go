@@ -44,7 +44,7 @@ func TestGaussianScales(t *testing.T) {
 		if !near(b/a, Kappa, 1e-12) {
 			t.Fatalf("b/a = %v, want %v", b/a, Kappa)
 		}
-		j := a * (2 + 2*Kappa + Kappa*Kappa/2) // J(a, b) for b/a = ½ < 2
+		j := a * (2 + 2*Kappa + Kappa*Kappa/2) // J(a, b) for b/a = Kappa < 2
 		if !near(e/(j+e), LambdaShare, 1e-12) {
 			t.Fatalf("λ share %v, want %v", e/(j+e), LambdaShare)
 		}
@@ -71,10 +71,10 @@ func TestGaussianScales(t *testing.T) {
 			t.Fatalf("margin %v, want %v", tr.margin, want)
 		}
 	}
-	// A hand value: d = 1 (F = 2), ε = 1, δ = 10⁻⁵. J = a(2 + 1 + 1/8)
-	// = 3.125a, e = (0.05/0.95)·3.125a, so σ_A = √(3.125/0.95)/R.
+	// A hand value: d = 1 (F = 2), ε = 1, δ = 10⁻⁵, Kappa = 1. J = a(2 + 2
+	// + ½) = 4.5a, e = (0.05/0.95)·4.5a, so σ_A = √(4.5/0.95)/R = σ_c.
 	tr := mustPlan(t, synthConfig(1, 10, 1, 1e-5))
-	want := math.Sqrt(3.125/0.95) / tr.gauss.ratio
+	want := math.Sqrt(4.5/0.95) / tr.gauss.ratio
 	if !near(tr.gauss.sigmaA, want, 1e-9) || !near(tr.gauss.sigmaC, want/math.Sqrt(Kappa), 1e-9) {
 		t.Fatalf("σ_A %v σ_c %v, want %v and %v", tr.gauss.sigmaA, tr.gauss.sigmaC, want, want/math.Sqrt(Kappa))
 	}

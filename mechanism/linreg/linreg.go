@@ -89,7 +89,7 @@ func Plan(cfg Config) (*Trainer, error) {
 	tail := math.Sqrt(2 * math.Log(1/Failure))
 	t.params = map[string]float64{"epsilon": cfg.Epsilon, "delta": cfg.Delta, "n": float64(cfg.N), "features": f}
 	if cfg.Delta > 0 {
-		g, err := planGaussian(cfg.Epsilon, cfg.Delta, cfg.N, t.f, t.workers)
+		g, err := planGaussian(cfg.Epsilon, cfg.Delta, cfg.N, t.f, t.workers, Kappa)
 		if err != nil {
 			return nil, fmt.Errorf("linreg: %w", err)
 		}

@@ -11,6 +11,7 @@ package linreg
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -117,6 +118,60 @@ func TestTuneLinReg(t *testing.T) {
 					}
 					t.Logf("synthetic d=%d n=%d δ=%g ε=%g  %s", d, n, delta, eps, strings.Join(line, "  "))
 				}
+			}
+		}
+	}
+}
+
+// TestTuneKappa compares the Gaussian split b/a = Kappa on the same data
+// as TestTuneLinReg (δ = 10⁻⁵).
+func TestTuneKappa(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 8))
+	all := loadCSV(t, "diabetes.csv")
+	trainPart, _ := split(rng, all, 353)
+	kappas := []float64{0.25, 0.5, 1, 2}
+	run := func(cfg Config, train, test dataset, kappa float64) float64 {
+		tr, err := Plan(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := planGaussian(cfg.Epsilon, cfg.Delta, cfg.N, tr.f, tr.workers, kappa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.gauss = &g
+		tr.noiseNorm = g.sigmaA * (math.Sqrt(2*float64(tr.f)) + math.Sqrt(2*math.Log(1/Failure)))
+		tr.margin = g.sigmaL * normalQuantile(1-Failure)
+		return trainRMSE(t, tr, train, test)
+	}
+	for _, eps := range []float64{0.1, 1, 10} {
+		var line []string
+		for _, k := range kappas {
+			var r []float64
+			for rep := 0; rep < 20; rep++ {
+				in, val := split(rng, trainPart, 283)
+				r = append(r, run(diabetesConfig(len(in.x), eps, 1e-5), in, val, k))
+			}
+			m, s := meanSD(r)
+			line = append(line, fmt.Sprintf("κ %.2f: %.1f±%.1f", k, m, s))
+		}
+		t.Logf("diabetes-train ε=%g  %s", eps, strings.Join(line, "  "))
+	}
+	for _, d := range []int{10, 50} {
+		beta := synthBeta(rand.New(rand.NewPCG(uint64(d), 1)), d)
+		test := synthLinear(rng, beta, 5000, 0.1)
+		for _, n := range []int{1000, 10000} {
+			for _, eps := range []float64{0.1, 1, 10} {
+				var line []string
+				for _, k := range kappas {
+					var r []float64
+					for rep := 0; rep < 10; rep++ {
+						r = append(r, run(synthConfig(d, n, eps, 1e-5), synthLinear(rng, beta, n, 0.1), test, k))
+					}
+					m, s := meanSD(r)
+					line = append(line, fmt.Sprintf("κ %.2f: %.4f±%.4f", k, m, s))
+				}
+				t.Logf("synthetic d=%d n=%d ε=%g  %s", d, n, eps, strings.Join(line, "  "))
 			}
 		}
 	}
