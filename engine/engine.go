@@ -103,6 +103,7 @@ func (e *Engine) wire(opt Options) error {
 		AddPreAnalyzeRule(guardRuleID, g.rule).
 		AddPostValidationRule(guardRuleID+1, g.rule).
 		Build()
+	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
 	e.SQL = sqle.New(a, &sqle.Config{})
 	// LOAD DATA LOCAL INFILE streams a client-side file (the client must
 	// allow it too, e.g. mariadb --local-infile=1). Server-side file access
@@ -159,7 +160,7 @@ func (e *Engine) loadUsers(opt Options) error {
 
 // NewContext returns a context for running SQL as user (tests, import).
 func (e *Engine) NewContext(user string) *sql.Context {
-	sess := sql.NewBaseSessionWithClientServer("localhost", sql.Client{User: user, Address: "localhost"}, 0)
+	sess := store.NewSession(sql.NewBaseSessionWithClientServer("localhost", sql.Client{User: user, Address: "localhost"}, 0))
 	ctx := sql.NewContext(context.Background(), sql.WithSession(sess))
 	return ctx
 }
