@@ -6,11 +6,13 @@ require (
 	github.com/dolthub/go-mysql-server v0.20.0
 	github.com/dolthub/vitess v0.0.0-20250512224608-8fb9c6ea092c
 	github.com/go-sql-driver/mysql v1.10.1
+	github.com/google/btree v1.1.3
 	github.com/google/differential-privacy/go/v3 v3.0.0
 	github.com/shopspring/decimal v1.3.1
 	github.com/sirupsen/logrus v1.10.2
 	go.etcd.io/bbolt v1.5.0
 	gonum.org/v1/gonum v0.17.0
+	gopkg.in/src-d/go-errors.v1 v1.0.0
 )
 
 require (
@@ -38,5 +40,4 @@ require (
 	google.golang.org/genproto v0.0.0-20230110181048-76db0878b65f // indirect
 	google.golang.org/grpc v1.53.0 // indirect
 	google.golang.org/protobuf v1.28.1 // indirect
-	gopkg.in/src-d/go-errors.v1 v1.0.0 // indirect
 )

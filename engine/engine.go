@@ -112,6 +112,7 @@ func (e *Engine) wire(opt Options) error {
 		AddPreAnalyzeRule(guardRuleID, g.rule).
 		AddPostValidationRule(guardRuleID+1, g.rule).
 		Build()
+	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
 	e.SQL = sqle.New(a, &sqle.Config{})
 	g.mdb = e.SQL.Analyzer.Catalog.MySQLDb
 	// LOAD DATA LOCAL INFILE streams a client-side file (the client must
@@ -169,7 +170,7 @@ func (e *Engine) loadUsers(opt Options) error {
 
 // NewContext returns a context for running SQL as user (tests, import).
 func (e *Engine) NewContext(user string) *sql.Context {
-	sess := sql.NewBaseSessionWithClientServer("localhost", sql.Client{User: user, Address: "localhost"}, 0)
+	sess := store.NewSession(sql.NewBaseSessionWithClientServer("localhost", sql.Client{User: user, Address: "localhost"}, 0))
 	ctx := sql.NewContext(context.Background(), sql.WithSession(sess))
 	return ctx
 }

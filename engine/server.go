@@ -10,6 +10,8 @@ import (
 	"github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+
+	"github.com/dpsql/dpsql/engine/store"
 )
 
 // Server is the MySQL wire-protocol front end of an Engine.
@@ -89,7 +91,7 @@ func sessionBuilder(_ context.Context, conn *mysql.Conn, addr string) (sql.Sessi
 	if u, ok := conn.UserData.(sql.MysqlConnectionUser); ok {
 		client.User, client.Address = u.User, u.Host
 	}
-	return sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID), nil
+	return store.NewSession(sql.NewBaseSessionWithClientServer(addr, client, conn.ConnectionID)), nil
 }
 
 // Addr returns the address the server listens on.

@@ -33,7 +33,7 @@ func (t *Table) AddColumn(ctx *sql.Context, column *sql.Column, order *sql.Colum
 	sch = append(sch, &nc)
 	sch = append(sch, old[pos:]...)
 	fill := initialValue(ctx, &nc)
-	return t.rewrite(ctx, withPK(sch, t.meta), func(r sql.Row) (sql.Row, error) {
+	return t.rewrite(ctx, withPK(sch, t.meta), nil, func(r sql.Row) (sql.Row, error) {
 		out := make(sql.Row, 0, len(r)+1)
 		out = append(out, r[:pos]...)
 		out = append(out, fill)
@@ -54,7 +54,7 @@ func (t *Table) DropColumn(ctx *sql.Context, name string) error {
 		return fmt.Errorf("cannot drop the only column of %s; use DROP TABLE", t.meta.name)
 	}
 	sch := append(append(sql.Schema{}, old[:i]...), old[i+1:]...)
-	return t.rewrite(ctx, withPK(sch, t.meta), func(r sql.Row) (sql.Row, error) {
+	return t.rewrite(ctx, withPK(sch, t.meta), nil, func(r sql.Row) (sql.Row, error) {
 		return append(append(sql.Row{}, r[:i]...), r[i+1:]...), nil
 	})
 }
@@ -101,7 +101,7 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, 
 			}
 		}
 	}
-	return t.rewrite(ctx, sql.NewPrimaryKeySchema(sch, ords...), func(r sql.Row) (sql.Row, error) {
+	return t.rewrite(ctx, sql.NewPrimaryKeySchema(sch, ords...), map[string]string{renamed: strings.ToLower(nc.Name)}, func(r sql.Row) (sql.Row, error) {
 		v := r[i]
 		if v != nil {
 			cv, inRange, err := nc.Type.Convert(ctx, v)
@@ -181,29 +181,13 @@ func initialValue(ctx *sql.Context, c *sql.Column) (v any) {
 	return d
 }
 
-// rewrite converts every row to a new schema in one transaction.
-func (t *Table) rewrite(ctx *sql.Context, pk sql.PrimaryKeySchema, transform func(sql.Row) (sql.Row, error)) error {
-	if err := t.s.checkWrite(ctx, t.ts.db.key, t.meta.name, OpAlter, nil); err != nil {
-		return err
-	}
-	ts := t.ts
-	ts.ddlMu.Lock()
-	defer ts.ddlMu.Unlock()
-	old := ts.meta.Load()
-	if old.version != t.meta.version {
-		return errTableChanged(old.name)
-	}
-	nm, err := newTableMeta(old.id, old.version+1, old.dbName, old.name, pk, old.collation, old.comment)
-	if err != nil {
-		return err
-	}
-	nm.checks = old.checks
-	full := newProjection(len(old.schema()), seqOrds(len(old.schema())))
-	err = t.s.db.Update(func(tx *bolt.Tx) error {
-		tb := tableBucket(tx, ts.db.key, ts.id)
-		if _, err := readStat(tb, old); err != nil {
-			return err
-		}
+// rewrite converts every row to a new schema, and rebuilds the indexes, in
+// one transaction. renamed maps old lower-case column names to new ones.
+func (t *Table) rewrite(ctx *sql.Context, pk sql.PrimaryKeySchema, renamed map[string]string, transform func(sql.Row) (sql.Row, error)) error {
+	return t.changeDef(ctx, func(old *tableMeta) (*tableMeta, error) {
+		return old.derive(old.version+1, old.name, pk, renamed)
+	}, func(_ *bolt.Tx, tb *bolt.Bucket, old, nm *tableMeta) error {
+		full := newProjection(len(old.schema()), seqOrds(len(old.schema())))
 		// Convert everything first (bbolt's MoveBucket loses a bucket
 		// filled in the same transaction, so the new rows cannot be
 		// staged in a sibling bucket and swapped in).
@@ -236,7 +220,7 @@ func (t *Table) rewrite(ctx *sql.Context, pk sql.PrimaryKeySchema, transform fun
 		sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].k, out[j].k) < 0 })
 		for i := 1; i < len(out); i++ {
 			if bytes.Equal(out[i].k, out[i-1].k) {
-				return sql.NewUniqueKeyErr(fmt.Sprintf("%x", out[i].k), true, nil)
+				return sql.NewUniqueKeyErr(describeKey(nm, nil, out[i].v), true, nil)
 			}
 		}
 		if err := tb.DeleteBucket(bucketRows); err != nil {
@@ -252,13 +236,14 @@ func (t *Table) rewrite(ctx *sql.Context, pk sql.PrimaryKeySchema, transform fun
 				return err
 			}
 		}
-		return putMeta(tb, nm)
+		if err := resetIndexBuckets(tb, nm); err != nil {
+			return err
+		}
+		for _, im := range nm.indexes {
+			if err := buildIndex(ctx, tb, nm, im); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("altering %s: %w", old.name, err)
-	}
-	ts.meta.Store(nm)
-	t.meta = nm
-	t.projNames, t.projOrds, t.projSch = nil, nil, nil
-	return nil
 }

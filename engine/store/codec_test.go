@@ -195,10 +195,24 @@ func TestKeyOrder(t *testing.T) {
 			}
 		}
 	}
+	// Decimals (index keys and primary keys of new tables): numeric order,
+	// 1.5 and 1.50 alike.
+	decs := make([]decimal.Decimal, 400)
+	for i := range decs {
+		decs[i] = decimal.New(rand.Int64N(2000001)-1000000, int32(rand.IntN(12)-6))
+	}
+	decs = append(decs, decimal.RequireFromString("1.5"), decimal.RequireFromString("1.50"), decimal.RequireFromString("-0.12"), decimal.RequireFromString("-0.123"), decimal.Zero)
+	sort.Slice(decs, func(i, j int) bool { return decs[i].LessThan(decs[j]) })
+	for i := 1; i < len(decs); i++ {
+		cmp := bytes.Compare(appendDecimalKey(nil, decs[i-1]), appendDecimalKey(nil, decs[i]))
+		if want := decs[i-1].Cmp(decs[i]); cmp != want {
+			t.Errorf("decimal keys of %v, %v compare %d, want %d", decs[i-1], decs[i], cmp, want)
+		}
+	}
 	// Composite keys: the first part is prefix-free.
 	sch := sql.Schema{{Name: "s", Type: types.Text}, {Name: "i", Type: types.Int64}}
 	cd, _ := newCodec(sch)
-	ke, _ := newKeyEncoder(sch, []int{0, 1}, cd.kinds)
+	ke, _ := newKeyEncoder(sch, []int{0, 1}, cd.kinds, true)
 	k1, _ := ke.key(ctx, nil, sql.Row{"a", int64(5)})
 	k2, _ := ke.key(ctx, nil, sql.Row{"a\x00", int64(-5)})
 	k3, _ := ke.key(ctx, nil, sql.Row{"ab", int64(-5)})

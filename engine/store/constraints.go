@@ -1,17 +1,17 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	bolt "go.etcd.io/bbolt"
+	"gopkg.in/src-d/go-errors.v1"
 )
 
-// CHECK constraints are stored with the schema and enforced by the engine.
-// Secondary, unique, full-text and spatial indexes are not supported:
-// CreateIndex fails, and when it is part of a CREATE TABLE it first drops
-// the table that statement just created, so the statement has no effect.
+// CHECK constraints and index definitions are stored with the schema; the
+// engine enforces checks, the store maintains indexes (index.go).
 
 var (
 	_ sql.CheckTable          = (*Table)(nil)
@@ -59,8 +59,27 @@ func (t *Table) DropCheck(ctx *sql.Context, name string) error {
 }
 
 func (t *Table) setChecks(ctx *sql.Context, checks []sql.CheckDefinition) error {
+	return t.changeDef(ctx, func(old *tableMeta) (*tableMeta, error) {
+		nm, err := old.derive(old.version+1, old.name, old.pk, nil)
+		if err != nil {
+			return nil, err
+		}
+		nm.checks = checks
+		return nm, nil
+	}, nil)
+}
+
+// changeDef installs a new definition of the table built from the current
+// one, and with data != nil also changes the table's data (a DDL commit:
+// older snapshots can no longer read it), in one durable transaction. DDL
+// commits the session's transaction first, except inside the CREATE TABLE
+// that made the table.
+func (t *Table) changeDef(ctx *sql.Context, build func(old *tableMeta) (*tableMeta, error), data func(btx *bolt.Tx, tb *bolt.Bucket, old, nm *tableMeta) error) error {
 	if !t.ts.createdIn(ctx) {
 		if err := t.s.checkWrite(ctx, t.ts.db.key, t.meta.name, OpAlter, nil); err != nil {
+			return err
+		}
+		if err := t.s.implicitCommit(ctx); err != nil {
 			return err
 		}
 	}
@@ -71,29 +90,54 @@ func (t *Table) setChecks(ctx *sql.Context, checks []sql.CheckDefinition) error 
 	if old.version != t.meta.version {
 		return errTableChanged(old.name)
 	}
-	nm, err := newTableMeta(old.id, old.version+1, old.dbName, old.name, old.pk, old.collation, old.comment)
+	nm, err := build(old)
 	if err != nil {
 		return err
 	}
-	nm.checks = checks
-	err = t.s.db.Update(func(tx *bolt.Tx) error {
-		tb := tableBucket(tx, ts.db.key, ts.id)
+	apply := func(btx *bolt.Tx) error {
+		tb := tableBucket(btx, ts.db.key, ts.id)
 		if _, err := readStat(tb, old); err != nil {
 			return err
 		}
+		if data != nil {
+			if err := data(btx, tb, old, nm); err != nil {
+				return err
+			}
+		}
 		return putMeta(tb, nm)
-	})
+	}
+	if data != nil {
+		err = t.s.ddlUpdate(ts, apply)
+	} else {
+		err = t.s.db.Update(apply)
+	}
 	if err != nil {
+		if isKindErr(err) {
+			return err
+		}
 		return fmt.Errorf("altering %s: %w", old.name, err)
 	}
 	ts.meta.Store(nm)
 	t.meta = nm
+	t.projNames, t.projOrds, t.projSch = nil, nil, nil
 	return nil
 }
 
+// isKindErr reports errors the engine maps to MySQL codes by their kind,
+// which must not be wrapped.
+func isKindErr(err error) bool {
+	_, ok := err.(*errors.Error)
+	return ok
+}
+
+// CreateIndex adds a secondary or unique index, built from the table's rows
+// in the same transaction (a duplicate makes a unique index fail with 1062
+// and leaves nothing). Full-text, spatial and vector indexes are refused;
+// when that happens inside CREATE TABLE, the table that statement just
+// created is dropped first, so the statement has no effect.
 func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
-	err := fmt.Errorf("index %q on %s: the dpsql storage backend supports only PRIMARY KEY (no secondary, unique, full-text or spatial indexes)", def.Name, t.meta.name)
-	if t.ts.createdIn(ctx) && !t.ts.gone.Load() {
+	err := t.createIndex(ctx, def)
+	if err != nil && t.ts.createdIn(ctx) && !t.ts.gone.Load() {
 		if n, cerr := t.s.rowCount(t.ts); cerr == nil && n == 0 {
 			if derr := t.s.dropTable(t.ts.db, t.meta.name); derr != nil {
 				return fmt.Errorf("%w (and undoing CREATE TABLE failed: %v)", err, derr)
@@ -103,10 +147,134 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 	return err
 }
 
-func (t *Table) DropIndex(_ *sql.Context, name string) error {
-	return sql.ErrIndexNotFound.New(name)
+func (t *Table) createIndex(ctx *sql.Context, def sql.IndexDef) error {
+	switch {
+	case def.IsFullText(), def.IsSpatial(), def.IsVector():
+		return fmt.Errorf("index %q on %s: the dpsql storage backend supports PRIMARY KEY, KEY and UNIQUE KEY indexes (no full-text, spatial or vector indexes)", def.Name, t.meta.name)
+	case def.IsPrimary() || strings.EqualFold(def.Name, "primary"):
+		return fmt.Errorf("index %q on %s: adding a primary key to an existing table is not supported; create the table with its PRIMARY KEY", def.Name, t.meta.name)
+	case def.Name == "":
+		return fmt.Errorf("index on %s: an index needs a name", t.meta.name)
+	}
+	return t.changeDef(ctx, func(old *tableMeta) (*tableMeta, error) {
+		if _, exists := old.index(def.Name); exists {
+			return nil, sql.ErrDuplicateKey.New(def.Name)
+		}
+		d := indexDef{ID: old.nextIdxID + 1, Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment}
+		prefixed := false
+		for _, c := range def.Columns {
+			o, ok := old.column(c.Name)
+			if !ok {
+				return nil, sql.ErrKeyColumnDoesNotExist.New(c.Name)
+			}
+			d.Columns = append(d.Columns, strings.ToLower(old.schema()[o].Name))
+			d.Prefix = append(d.Prefix, uint16(c.Length))
+			prefixed = prefixed || c.Length > 0
+		}
+		if !prefixed {
+			d.Prefix = nil
+		}
+		nm, err := old.derive(old.version+1, old.name, old.pk, nil)
+		if err != nil {
+			return nil, err
+		}
+		nm.nextIdxID = d.ID
+		defs := make([]indexDef, 0, len(old.indexes)+1)
+		for _, im := range old.indexes {
+			defs = append(defs, im.def)
+		}
+		if err := nm.setIndexes(append(defs, d)); err != nil {
+			return nil, err
+		}
+		return nm, nil
+	}, func(_ *bolt.Tx, tb *bolt.Bucket, old, nm *tableMeta) error {
+		return buildIndex(ctx, tb, nm, nm.indexes[len(nm.indexes)-1])
+	})
 }
 
-func (t *Table) RenameIndex(_ *sql.Context, from, _ string) error {
-	return sql.ErrIndexNotFound.New(from)
+// buildIndex fills a new index from the committed rows.
+func buildIndex(ctx *sql.Context, tb *bolt.Bucket, m *tableMeta, im *indexMeta) error {
+	ib, err := tb.CreateBucketIfNotExists(bucketIndexes)
+	if err != nil {
+		return err
+	}
+	if ib.Bucket(idxKey(im.id)) != nil {
+		if err := ib.DeleteBucket(idxKey(im.id)); err != nil {
+			return err
+		}
+	}
+	b, err := ib.CreateBucket(idxKey(im.id))
+	if err != nil {
+		return err
+	}
+	full := newProjection(len(m.schema()), seqOrds(len(m.schema())))
+	row := make(sql.Row, len(m.schema()))
+	return tb.Bucket(bucketRows).ForEach(func(k, v []byte) error {
+		if err := m.codec.decode(v, &full, row); err != nil {
+			return err
+		}
+		ek, uniq, err := im.entry(ctx, row, k)
+		if err != nil {
+			return err
+		}
+		if uniq {
+			prefix := ek[:len(ek)-len(k)]
+			if pk, _ := b.Cursor().Seek(prefix); pk != nil && bytes.HasPrefix(pk, prefix) {
+				return sql.NewUniqueKeyErr(fmt.Sprintf("%s for key '%s'", describeKey(m, im, v), im.name), false, nil)
+			}
+		}
+		return b.Put(ek, append([]byte{}, k...))
+	})
+}
+
+func (t *Table) DropIndex(ctx *sql.Context, name string) error {
+	if strings.EqualFold(name, "primary") {
+		return fmt.Errorf("dropping the primary key of %s is not supported", t.meta.name)
+	}
+	if _, ok := t.meta.index(name); !ok {
+		return sql.ErrIndexNotFound.New(name)
+	}
+	return t.changeDef(ctx, func(old *tableMeta) (*tableMeta, error) {
+		i, ok := old.index(name)
+		if !ok {
+			return nil, sql.ErrIndexNotFound.New(name)
+		}
+		nm, err := old.derive(old.version+1, old.name, old.pk, nil)
+		if err != nil {
+			return nil, err
+		}
+		nm.indexes = append(append([]*indexMeta{}, nm.indexes[:i]...), nm.indexes[i+1:]...)
+		return nm, nil
+	}, func(_ *bolt.Tx, tb *bolt.Bucket, old, nm *tableMeta) error {
+		i, _ := old.index(name)
+		if ib := tb.Bucket(bucketIndexes); ib != nil && ib.Bucket(idxKey(old.indexes[i].id)) != nil {
+			return ib.DeleteBucket(idxKey(old.indexes[i].id))
+		}
+		return nil
+	})
+}
+
+func (t *Table) RenameIndex(ctx *sql.Context, from, to string) error {
+	if _, ok := t.meta.index(from); !ok {
+		return sql.ErrIndexNotFound.New(from)
+	}
+	return t.changeDef(ctx, func(old *tableMeta) (*tableMeta, error) {
+		i, ok := old.index(from)
+		if !ok {
+			return nil, sql.ErrIndexNotFound.New(from)
+		}
+		if j, exists := old.index(to); exists && j != i {
+			return nil, sql.ErrDuplicateKey.New(to)
+		}
+		nm, err := old.derive(old.version+1, old.name, old.pk, nil)
+		if err != nil {
+			return nil, err
+		}
+		defs := make([]indexDef, len(old.indexes))
+		for j, im := range old.indexes {
+			defs[j] = im.def
+		}
+		defs[i].Name = to
+		return nm, nm.setIndexes(defs)
+	}, nil)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/vt/sqlparser"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -118,6 +119,9 @@ func (p provider) DropDatabase(ctx *sql.Context, name string) error {
 				return err
 			}
 		}
+		if err := s.implicitCommit(ctx); err != nil {
+			return err
+		}
 		s.mu.Lock()
 		ds, ok := s.dbs[key]
 		if !ok {
@@ -208,6 +212,12 @@ func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 	if err := d.s.checkWrite(ctx, d.ds.key, name, OpCreate, nil); err != nil {
 		return err
 	}
+	if err := refuseUnsupportedIndexes(ctx, name); err != nil {
+		return err
+	}
+	if err := d.s.implicitCommit(ctx); err != nil {
+		return err
+	}
 	if err := d.s.createTable(d.ds.name, name, sch, coll, comment); err != nil {
 		return err
 	}
@@ -215,6 +225,42 @@ func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 	// later (an unsupported index) can undo the creation.
 	if ts, err := d.s.lookup(d.ds.name, name); err == nil {
 		ts.createdBy.Store(ctx)
+	}
+	return nil
+}
+
+// refuseUnsupportedIndexes checks the CREATE TABLE statement being run for
+// indexes the store cannot build (full-text, spatial, vector) and duplicate
+// index names before the table exists: the engine creates the table first
+// and its indexes afterwards, and would leave the table behind.
+func refuseUnsupportedIndexes(ctx *sql.Context, table string) error {
+	if ctx == nil {
+		return nil
+	}
+	st, err := sqlparser.Parse(ctx.Query())
+	if err != nil {
+		return nil
+	}
+	ddl, ok := st.(*sqlparser.DDL)
+	if !ok || ddl.TableSpec == nil || !strings.EqualFold(ddl.Table.Name.String(), table) {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, idx := range ddl.TableSpec.Indexes {
+		if idx.Info == nil {
+			continue
+		}
+		name := strings.ToLower(idx.Info.Name.String())
+		if idx.Info.Fulltext || idx.Info.Spatial || idx.Info.Vector {
+			return fmt.Errorf("index %q on %s: the dpsql storage backend supports PRIMARY KEY, KEY and UNIQUE KEY indexes (no full-text, spatial or vector indexes)", name, table)
+		}
+		if name == "" || idx.Info.Primary {
+			continue
+		}
+		if names[name] {
+			return sql.ErrDuplicateKey.New(name)
+		}
+		names[name] = true
 	}
 	return nil
 }
@@ -290,6 +336,9 @@ func (d *Database) DropTable(ctx *sql.Context, name string) error {
 	if err := d.s.checkWrite(ctx, d.ds.key, name, OpDrop, nil); err != nil {
 		return err
 	}
+	if err := d.s.implicitCommit(ctx); err != nil {
+		return err
+	}
 	return d.s.dropTable(d.ds, name)
 }
 
@@ -324,6 +373,9 @@ func (d *Database) RenameTable(ctx *sql.Context, oldName, newName string) error 
 	if err := d.s.checkWrite(ctx, d.ds.key, oldName, OpRename, nil); err != nil {
 		return err
 	}
+	if err := d.s.implicitCommit(ctx); err != nil {
+		return err
+	}
 	if newName == "" || strings.ContainsRune(newName, 0) {
 		return fmt.Errorf("invalid table name %q", newName)
 	}
@@ -341,11 +393,10 @@ func (d *Database) RenameTable(ctx *sql.Context, oldName, newName string) error 
 	ts.ddlMu.Lock()
 	defer ts.ddlMu.Unlock()
 	old := ts.meta.Load()
-	m, err := newTableMeta(old.id, old.version+1, d.ds.name, newName, old.pk, old.collation, old.comment)
+	m, err := old.derive(old.version+1, newName, old.pk, nil)
 	if err != nil {
 		return err
 	}
-	m.checks = old.checks
 	err = s.db.Update(func(tx *bolt.Tx) error {
 		dbb := tx.Bucket(bucketData).Bucket([]byte(d.ds.key))
 		tb := dbb.Bucket(bucketTables).Bucket(idKey(ts.id))

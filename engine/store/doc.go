@@ -2,24 +2,32 @@
 // built on bbolt.
 //
 // The server opens one bbolt file and passes it to Open; the store owns the
-// top-level bucket "data" (databases → tables → schema, counters and rows)
-// and leaves every other bucket alone. Provider returns the
-// sql.MutableDatabaseProvider to build the engine on.
+// top-level bucket "data" (databases → tables → schema, counters, rows and
+// indexes) and leaves every other bucket alone. Provider returns the
+// sql.MutableDatabaseProvider to build the engine on; sessions built with
+// NewSession give it transactions.
 //
 // Rows are stored in a compact binary format (codec.go) under a key that
 // encodes the primary key (so bbolt enforces uniqueness) or, for tables
-// without one, a sequence number. Each SQL statement's writes to a table are
-// buffered and committed in a single bbolt transaction, fsynced before the
-// client gets OK (editor.go). BEGIN, COMMIT and ROLLBACK are accepted by the
-// engine but have no effect with a non-transactional session: every
-// statement is its own transaction (autocommit).
+// without one, a sequence number. Secondary and unique indexes are buckets
+// of order-preserving keys (index.go) that go-mysql-server uses for point
+// and range lookups and joins (lookup.go).
+//
+// Transactions (txn.go) buffer their writes in memory and read a snapshot:
+// the bbolt state corrected by the before images of later commits (mvcc.go)
+// with their own writes laid over it. COMMIT applies everything in one bbolt
+// write transaction, fsynced before the client hears back; a conflicting
+// commit fails with ER_LOCK_DEADLOCK (1213), which clients retry. Without a
+// Session every statement is its own transaction.
 //
 // The store exposes nothing data-dependent to the engine's statistics:
 // DataLength is 0 (so information_schema's DATA_LENGTH and AVG_ROW_LENGTH
 // are 0), RowCount is the exact row count, which dpsql treats as public,
-// and tables declare no indexes, so ANALYZE TABLE builds no histograms.
+// and index cardinalities are reported as 0.
 //
-// Hooks let the engine veto SQL reads and writes per table; the direct
-// accessors (TableSchema, RowCount, ScanFloats, ScanValues, ImportCSV)
-// bypass them and are meant for the DP functions and the owner's bulk load.
+// Hooks let the engine veto SQL reads and writes per table, on every path
+// (scans, index lookups, the existing row behind a duplicate key); the
+// direct accessors (TableSchema, RowCount, ScanFloats, ScanValues,
+// ImportCSV) bypass them and read committed data only: they are meant for
+// the DP functions and the owner's bulk load.
 package store

@@ -5,81 +5,71 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"sort"
 	"sync"
 
 	"github.com/dolthub/go-mysql-server/sql"
-	bolt "go.etcd.io/bbolt"
 )
 
-// ErrWriteConflict is returned when a statement's commit finds that a row it
-// updated or deleted was changed by another statement since it was read.
-// Nothing of the statement is applied; it can be retried.
-var ErrWriteConflict = errors.New("row was changed by a concurrent statement; statement not applied, retry it")
+// ErrWriteConflict is the cause of the ER_LOCK_DEADLOCK error returned when a
+// row a statement updates or deletes disappeared or was changed by another
+// transaction since its snapshot.
+var ErrWriteConflict = errors.New("row was changed by a concurrent transaction")
 
-// Statement semantics. All writes of one statement to one table are
-// buffered in an editor and applied in a single bbolt write transaction
-// (fsync on commit) when the statement's last editor is closed, before the
-// client gets OK. DiscardChanges rolls the buffer back to the last
-// StatementBegin, so a failing statement leaves the table untouched and
-// INSERT IGNORE drops only the failing rows. Writers are optimistic: the
-// commit re-checks that inserted keys are still free and that updated or
-// deleted rows still hold the values read, and otherwise fails the whole
-// statement (duplicate key, or ErrWriteConflict).
+// errDupAtCommit aborts a bulk import's write transaction on a duplicate key.
+var errDupAtCommit = errors.New("duplicate key at commit")
 
-// expectation is what the commit requires of a key's committed value.
-type expectation uint8
-
-const (
-	expAbsent expectation = iota + 1 // key must not exist (insert)
-	expValue                         // key must hold change.old (update, delete)
-)
-
-type change struct {
-	exp expectation
-	old []byte // expected committed value for expValue
-	val []byte // value to write; nil deletes
-}
-
-type undoEntry struct {
-	key      string
-	prev     *change // nil: key was not pending
-	consumed bool    // key was marked consumed (tables without primary key)
-}
+// Statement semantics. The writes of a statement go to its transaction's
+// buffers (txn.go); the statement's first StatementBegin takes a savepoint
+// and DiscardChanges returns to it, so a failing statement leaves nothing
+// behind and INSERT IGNORE drops only the failing rows. Each write is checked
+// against the transaction's view at once: duplicate primary or unique keys
+// fail the statement (1062, with the existing row for REPLACE and ON
+// DUPLICATE KEY UPDATE), and updating or deleting a row that a later commit
+// changed rolls the transaction back (1213). Without a transaction of a
+// Session, the statement runs in its own transaction, committed when its
+// last editor closes.
 
 // editorSlot lets the inserter and the updater of one INSERT … ON DUPLICATE
-// KEY UPDATE share one editor, so the statement commits once and the
-// inserter sees the updater's changes.
+// KEY UPDATE share one editor.
 type editorSlot struct {
 	mu sync.Mutex
 	e  *editor
 }
 
 type editor struct {
-	s    *Store
-	ts   *tableState
-	meta *tableMeta
-	slot *editorSlot
+	s         *Store
+	ts        *tableState
+	meta      *tableMeta
+	slot      *editorSlot
+	tx        *Txn
+	ephemeral bool // tx belongs to this statement: commit at Close
+	txErr     error
 
 	mu       sync.Mutex
 	refs     int
-	pending  map[string]*change
-	undo     []undoEntry
-	mark     int
-	lastCtx  *sql.Context
-	keyBuf   []byte
+	marks    []savepoint
 	seed     maphash.Seed
-	index    map[uint64][]string // tables without primary key: hash(row) → keys
+	keyless  map[uint64][]string // tables without primary key: hash(row) → keys
 	consumed map[string]bool
 	// undoCreate: the statement that created the table failed.
 	undoCreate bool
 }
 
-func (t *Table) openEditor(op WriteOp) *editWrapper {
+func (t *Table) openEditor(ctx *sql.Context, op WriteOp) *editWrapper {
 	t.slot.mu.Lock()
 	defer t.slot.mu.Unlock()
 	if t.slot.e == nil {
-		t.slot.e = &editor{s: t.s, ts: t.ts, meta: t.meta, slot: t.slot, pending: map[string]*change{}}
+		e := &editor{s: t.s, ts: t.ts, meta: t.meta, slot: t.slot}
+		e.tx, e.ephemeral, e.txErr = t.s.txnFor(ctx)
+		if e.txErr == nil {
+			// Take the snapshot now: rows the statement reads afterwards
+			// are at least as new, so a change committed in between is
+			// seen as a conflict rather than lost.
+			e.tx.mu.Lock()
+			e.tx.snapshotLocked()
+			e.tx.mu.Unlock()
+		}
+		t.slot.e = e
 	}
 	e := t.slot.e
 	e.mu.Lock()
@@ -100,33 +90,61 @@ type editWrapper struct {
 var _ sql.TableEditor = (*editWrapper)(nil)
 
 func (w *editWrapper) StatementBegin(*sql.Context) {
-	w.e.mu.Lock()
-	w.e.mark = len(w.e.undo)
-	w.e.mu.Unlock()
+	e := w.e
+	if e.txErr != nil {
+		return
+	}
+	e.tx.mu.Lock()
+	sp := e.tx.savepointLocked("")
+	e.tx.mu.Unlock()
+	e.mu.Lock()
+	e.marks = append(e.marks, sp)
+	e.mu.Unlock()
 }
 
 func (w *editWrapper) DiscardChanges(ctx *sql.Context, _ error) error {
-	w.e.mu.Lock()
-	defer w.e.mu.Unlock()
-	w.e.rollback()
+	e := w.e
+	e.mu.Lock()
+	var sp *savepoint
+	if n := len(e.marks); n > 0 {
+		sp = &e.marks[n-1]
+		e.marks = e.marks[:n-1]
+	}
+	// The statement's deletions were consumed from the keyless lookup.
+	e.keyless, e.consumed = nil, nil
 	// CREATE TABLE … AS SELECT failing while filling the table it created:
 	// undo the creation at Close, so the statement leaves nothing behind.
-	if w.e.ts.createdIn(ctx) {
-		w.e.undoCreate = true
+	if e.ts.createdIn(ctx) {
+		e.undoCreate = true
+	}
+	e.mu.Unlock()
+	if sp != nil && e.txErr == nil {
+		e.tx.mu.Lock()
+		e.tx.restoreLocked(*sp)
+		e.tx.mu.Unlock()
 	}
 	return nil
 }
 
 func (w *editWrapper) StatementComplete(*sql.Context) error {
-	w.e.mu.Lock()
-	defer w.e.mu.Unlock()
-	w.e.undo, w.e.mark = w.e.undo[:0], 0
+	e := w.e
+	e.mu.Lock()
+	if n := len(e.marks); n > 0 {
+		e.marks = e.marks[:n-1]
+	}
+	e.mu.Unlock()
 	return nil
 }
 
 // check runs CheckWrite once per statement and op, then for the row.
 func (w *editWrapper) check(ctx *sql.Context, row sql.Row) error {
 	e := w.e
+	if e.txErr != nil {
+		return e.txErr
+	}
+	if e.tx.readOnly {
+		return errReadOnly()
+	}
 	if !w.checked {
 		if err := e.s.checkWrite(ctx, e.ts.db.key, e.meta.name, w.op, nil); err != nil {
 			return err
@@ -160,7 +178,8 @@ func (w *editWrapper) Delete(ctx *sql.Context, row sql.Row) error {
 	return w.e.delete(ctx, row)
 }
 
-// Close commits the statement when the last wrapper of the editor closes.
+// Close commits a statement that has no transaction of its own when the
+// last wrapper of the editor closes.
 func (w *editWrapper) Close(*sql.Context) error {
 	if w.closed {
 		return nil
@@ -176,11 +195,13 @@ func (w *editWrapper) Close(*sql.Context) error {
 	}
 	e.mu.Unlock()
 	e.slot.mu.Unlock()
-	if !last {
+	if !last || e.txErr != nil {
 		return nil
 	}
-	if err := e.commit(); err != nil {
-		return err
+	if e.ephemeral {
+		if err := e.tx.commit(); err != nil {
+			return err
+		}
 	}
 	if e.undoCreate && !e.ts.gone.Load() {
 		if n, err := e.s.rowCount(e.ts); err == nil && n == 0 {
@@ -190,56 +211,19 @@ func (w *editWrapper) Close(*sql.Context) error {
 	return nil
 }
 
-func (e *editor) setPending(key string, c *change) {
-	e.undo = append(e.undo, undoEntry{key: key, prev: e.pending[key]})
-	e.pending[key] = c
-}
-
-func (e *editor) rollback() {
-	for i := len(e.undo) - 1; i >= e.mark; i-- {
-		u := e.undo[i]
-		if u.consumed {
-			delete(e.consumed, u.key)
-			continue
-		}
-		if u.prev == nil {
-			delete(e.pending, u.key)
-		} else {
-			e.pending[u.key] = u.prev
-		}
-	}
-	e.undo = e.undo[:e.mark]
-}
-
-func (e *editor) encode(ctx *sql.Context, row sql.Row) ([]byte, error) {
-	return e.meta.codec.encode(ctx, nil, row)
-}
-
-func (e *editor) rowKey(ctx *sql.Context, row sql.Row) (string, error) {
-	var err error
-	e.keyBuf, err = e.meta.keys.key(ctx, e.keyBuf[:0], row)
-	return string(e.keyBuf), err
-}
-
-// dupError builds the engine's duplicate-primary-key error, which carries
-// the existing row (used by ON DUPLICATE KEY UPDATE and REPLACE). A row
-// that was committed is data, so CheckRead is asked first.
-func (e *editor) dupError(ctx *sql.Context, existing []byte, committed bool) error {
-	if committed {
-		if err := e.s.checkRead(ctx, e.ts); err != nil {
-			return err
-		}
+// dupError builds the engine's duplicate-key error, which carries the
+// existing row (used by ON DUPLICATE KEY UPDATE and REPLACE). The row is
+// data, so CheckRead is asked first.
+func (e *editor) dupError(ctx *sql.Context, existing []byte, im *indexMeta) error {
+	if err := e.s.checkRead(ctx, e.ts); err != nil {
+		return err
 	}
 	full := newProjection(len(e.meta.schema()), seqOrds(len(e.meta.schema())))
 	row := make(sql.Row, len(e.meta.schema()))
 	if err := e.meta.codec.decode(existing, &full, row); err != nil {
 		return err
 	}
-	vals := make([]any, len(e.meta.pk.PkOrdinals))
-	for i, o := range e.meta.pk.PkOrdinals {
-		vals[i] = row[o]
-	}
-	return sql.NewUniqueKeyErr(fmt.Sprint(vals), true, row)
+	return sql.NewUniqueKeyErr(describeKey(e.meta, im, existing), im == nil, row)
 }
 
 func seqOrds(n int) []int {
@@ -250,295 +234,351 @@ func seqOrds(n int) []int {
 	return s
 }
 
-// committed returns a copy of the committed value under key, or nil.
-func (e *editor) committed(key string) ([]byte, error) {
-	var out []byte
-	err := e.s.db.View(func(tx *bolt.Tx) error {
-		tb := tableBucket(tx, e.ts.db.key, e.ts.id)
-		if tb == nil {
-			return errTableChanged(e.meta.name)
+// dup is a duplicate found while holding the transaction lock; the error
+// (which calls a hook) is built after releasing it.
+type dup struct {
+	val []byte
+	im  *indexMeta
+}
+
+// op runs fn with the transaction locked, its buffers for the table and a
+// live view (the transaction's writes so far, this statement's included).
+func (e *editor) op(ctx *sql.Context, fn func(tt *txTable, v *tview) (*dup, error)) error {
+	e.tx.mu.Lock()
+	tt, err := e.tx.tableLocked(e.ts, e.meta)
+	var d *dup
+	if err == nil {
+		var v *tview
+		if v, err = e.tx.viewLocked(e.ts, e.meta, false); err == nil {
+			d, err = fn(tt, v)
 		}
-		if v := tb.Bucket(bucketRows).Get([]byte(key)); v != nil {
-			out = append([]byte{}, v...)
+	}
+	e.tx.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		return e.dupError(ctx, d.val, d.im)
+	}
+	return nil
+}
+
+// lookup returns a row's current value in the view and its buffered entry.
+func lookup(tt *txTable, v *tview, key []byte) ([]byte, *pent, error) {
+	if t := tt.trees[0]; t != nil {
+		if p, ok := t.Get(pent{key: string(key)}); ok {
+			return p.val, &p, nil
 		}
-		return nil
-	})
-	return out, err
+	}
+	val, _, err := v.get(0, key)
+	return val, nil, err
+}
+
+func (tt *txTable) put(i int, p pent) {
+	if tt.trees[i] == nil {
+		tt.trees[i] = newTree()
+	}
+	tt.trees[i].ReplaceOrInsert(p)
+}
+
+// entries computes the index entries of a row stored under rk.
+func (e *editor) entries(ctx *sql.Context, row sql.Row, rk []byte) ([][]byte, []bool, error) {
+	keys := make([][]byte, len(e.meta.indexes))
+	uniq := make([]bool, len(e.meta.indexes))
+	for i, im := range e.meta.indexes {
+		k, u, err := im.entry(ctx, row, rk)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys[i], uniq[i] = k, u
+	}
+	return keys, uniq, nil
+}
+
+// uniqueClash looks for another entry with the prefix of unique entry ek of
+// index i (whose row key is rk) in the view; it returns the other row.
+func uniqueClash(v *tview, i int, ek, rk []byte) ([]byte, error) {
+	prefix := ek[:len(ek)-len(rk)]
+	it := v.iter(i+1, prefixInterval(prefix), false)
+	for {
+		x, ok, err := it.next()
+		if err != nil || !ok {
+			return nil, err
+		}
+		if !bytes.Equal(x.k, ek) {
+			val, _, err := v.get(0, x.v)
+			return val, err
+		}
+	}
+}
+
+func (e *editor) decodeFull(val []byte) (sql.Row, error) {
+	full := newProjection(len(e.meta.schema()), seqOrds(len(e.meta.schema())))
+	row := make(sql.Row, len(e.meta.schema()))
+	if err := e.meta.codec.decode(val, &full, row); err != nil {
+		return nil, fmt.Errorf("table %s: %w", e.meta.name, err)
+	}
+	return row, nil
 }
 
 func (e *editor) insert(ctx *sql.Context, row sql.Row) error {
-	val, err := e.encode(ctx, row)
+	val, err := e.meta.codec.encode(ctx, nil, row)
 	if err != nil {
 		return err
 	}
 	if e.meta.autoCol >= 0 && row[e.meta.autoCol] != nil {
 		e.ts.bumpAutoInc(row[e.meta.autoCol])
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.lastCtx = ctx
+	var key []byte
 	if e.meta.keys == nil {
-		k := string(seqKey(e.ts.seq.Add(1) - 1))
-		e.setPending(k, &change{exp: expAbsent, val: val})
-		return nil
+		key = seqKey(e.ts.seq.Add(1) - 1)
+	} else if key, err = e.meta.keys.key(ctx, nil, row); err != nil {
+		return err
 	}
-	key, err := e.rowKey(ctx, row)
+	ents, uniq, err := e.entries(ctx, row, key)
 	if err != nil {
 		return err
 	}
-	if c, ok := e.pending[key]; ok {
-		if c.val != nil {
-			return e.dupError(ctx, c.val, false)
+	return e.op(ctx, func(tt *txTable, v *tview) (*dup, error) {
+		fresh := true // absent from the snapshot
+		if e.meta.keys != nil {
+			cur, p, err := lookup(tt, v, key)
+			if err != nil {
+				return nil, err
+			}
+			if cur != nil {
+				return &dup{val: cur}, nil
+			}
+			fresh = p == nil || p.fresh
+			if p == nil && e.s.mv.changedSince(bucketID{table: e.ts.id}, string(key), v.snap) {
+				// Committed by another transaction after the snapshot:
+				// a duplicate now rather than at COMMIT, as in InnoDB.
+				if cur, err = v.latest(0, key); err != nil || cur != nil {
+					return &dup{val: cur}, err
+				}
+			}
 		}
-		e.setPending(key, &change{exp: c.exp, old: c.old, val: val})
-		return nil
+		for i, ek := range ents {
+			if !uniq[i] {
+				continue
+			}
+			other, err := uniqueClash(v, i, ek, key)
+			if err != nil {
+				return nil, err
+			}
+			if other != nil {
+				return &dup{val: other, im: e.meta.indexes[i]}, nil
+			}
+		}
+		tt.put(0, pent{key: string(key), val: val, fresh: fresh})
+		for i, ek := range ents {
+			tt.put(i+1, pent{key: string(ek), val: key, uniq: uniq[i]})
+		}
+		tt.count++
+		return nil, nil
+	})
+}
+
+// keyOf finds the key a row read by this statement is stored under.
+func (e *editor) keyOf(ctx *sql.Context, tt *txTable, v *tview, row sql.Row, val []byte) ([]byte, error) {
+	if e.meta.keys != nil {
+		return e.meta.keys.key(ctx, nil, row)
 	}
-	cur, err := e.committed(key)
-	if err != nil {
-		return err
+	k, err := e.findKeyless(ctx, v, val)
+	return []byte(k), err
+}
+
+// conflict is the error for writing a row another transaction changed after
+// the snapshot; the transaction is rolled back.
+func (e *editor) conflictLocked(v *tview, key []byte, p *pent) error {
+	if p == nil && e.s.mv.changedSince(bucketID{table: e.ts.id}, string(key), v.snap) {
+		return e.tx.abortLocked(errLockDeadlock(e.meta.name))
 	}
-	if cur != nil {
-		return e.dupError(ctx, cur, true)
-	}
-	e.setPending(key, &change{exp: expAbsent, val: val})
 	return nil
 }
 
 func (e *editor) update(ctx *sql.Context, old, row sql.Row) error {
-	oldVal, err := e.encode(ctx, old)
+	oldVal, err := e.meta.codec.encode(ctx, nil, old)
 	if err != nil {
 		return err
 	}
-	val, err := e.encode(ctx, row)
+	val, err := e.meta.codec.encode(ctx, nil, row)
 	if err != nil {
 		return err
 	}
 	if e.meta.autoCol >= 0 && row[e.meta.autoCol] != nil {
 		e.ts.bumpAutoInc(row[e.meta.autoCol])
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.lastCtx = ctx
-	if e.meta.keys == nil {
-		key, err := e.findKeyless(ctx, oldVal)
+	return e.op(ctx, func(tt *txTable, v *tview) (*dup, error) {
+		oldKey, err := e.keyOf(ctx, tt, v, old, oldVal)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		e.setPending(key, &change{exp: expValue, old: oldVal, val: val})
-		return nil
-	}
-	oldKey, err := e.rowKey(ctx, old)
-	if err != nil {
-		return err
-	}
-	newKey, err := e.rowKey(ctx, row)
-	if err != nil {
-		return err
-	}
-	if oldKey == newKey {
-		if c, ok := e.pending[oldKey]; ok {
-			e.setPending(oldKey, &change{exp: c.exp, old: c.old, val: val})
+		newKey := oldKey
+		if e.meta.keys != nil {
+			if newKey, err = e.meta.keys.key(ctx, nil, row); err != nil {
+				return nil, err
+			}
+		}
+		cur, p, err := lookup(tt, v, oldKey)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.conflictLocked(v, oldKey, p); err != nil {
+			return nil, err
+		}
+		if cur == nil {
+			return nil, e.tx.abortLocked(errLockDeadlock(e.meta.name))
+		}
+		var oldEnts [][]byte
+		if len(e.meta.indexes) > 0 {
+			stored, err := e.decodeFull(cur)
+			if err != nil {
+				return nil, err
+			}
+			if oldEnts, _, err = e.entries(ctx, stored, oldKey); err != nil {
+				return nil, err
+			}
+		}
+		newEnts, uniq, err := e.entries(ctx, row, newKey)
+		if err != nil {
+			return nil, err
+		}
+		moved := !bytes.Equal(oldKey, newKey)
+		freshNew := false
+		if moved {
+			taken, np, err := lookup(tt, v, newKey)
+			if err != nil {
+				return nil, err
+			}
+			if taken != nil {
+				return &dup{val: taken}, nil
+			}
+			freshNew = np == nil || np.fresh
+		}
+		for i, ek := range newEnts {
+			if !uniq[i] || bytes.Equal(ek[:len(ek)-len(newKey)], oldEnts[i][:len(oldEnts[i])-len(oldKey)]) {
+				continue
+			}
+			other, err := uniqueClash(v, i, ek, newKey)
+			if err != nil {
+				return nil, err
+			}
+			if other != nil && !(moved && bytes.Equal(other, cur)) {
+				return &dup{val: other, im: e.meta.indexes[i]}, nil
+			}
+		}
+		fresh := p != nil && p.fresh
+		if moved {
+			tt.put(0, pent{key: string(oldKey), fresh: fresh})
+			tt.put(0, pent{key: string(newKey), val: val, fresh: freshNew})
 		} else {
-			e.setPending(oldKey, &change{exp: expValue, old: oldVal, val: val})
+			tt.put(0, pent{key: string(oldKey), val: val, fresh: fresh})
 		}
-		return nil
-	}
-	// The key changes: the new key must be free, then delete + insert.
-	if c, ok := e.pending[newKey]; ok {
-		if c.val != nil {
-			return e.dupError(ctx, c.val, false)
+		for i, ek := range newEnts {
+			if bytes.Equal(ek, oldEnts[i]) {
+				continue
+			}
+			tt.put(i+1, pent{key: string(oldEnts[i])})
+			tt.put(i+1, pent{key: string(ek), val: newKey, uniq: uniq[i]})
 		}
-	} else {
-		cur, err := e.committed(newKey)
-		if err != nil {
-			return err
-		}
-		if cur != nil {
-			return e.dupError(ctx, cur, true)
-		}
-	}
-	e.deleteKey(oldKey, oldVal)
-	if c, ok := e.pending[newKey]; ok {
-		e.setPending(newKey, &change{exp: c.exp, old: c.old, val: val})
-	} else {
-		e.setPending(newKey, &change{exp: expAbsent, val: val})
-	}
-	return nil
-}
-
-func (e *editor) deleteKey(key string, oldVal []byte) {
-	if c, ok := e.pending[key]; ok {
-		e.setPending(key, &change{exp: c.exp, old: c.old})
-	} else {
-		e.setPending(key, &change{exp: expValue, old: oldVal})
-	}
+		return nil, nil
+	})
 }
 
 func (e *editor) delete(ctx *sql.Context, row sql.Row) error {
-	oldVal, err := e.encode(ctx, row)
+	oldVal, err := e.meta.codec.encode(ctx, nil, row)
 	if err != nil {
 		return err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.lastCtx = ctx
-	if e.meta.keys == nil {
-		key, err := e.findKeyless(ctx, oldVal)
+	return e.op(ctx, func(tt *txTable, v *tview) (*dup, error) {
+		key, err := e.keyOf(ctx, tt, v, row, oldVal)
+		if err != nil {
+			return nil, err
+		}
+		return nil, e.deleteKeyLocked(ctx, tt, v, key)
+	})
+}
+
+// deleteKeyLocked deletes the row under key and its index entries.
+func (e *editor) deleteKeyLocked(ctx *sql.Context, tt *txTable, v *tview, key []byte) error {
+	cur, p, err := lookup(tt, v, key)
+	if err != nil {
+		return err
+	}
+	if err := e.conflictLocked(v, key, p); err != nil {
+		return err
+	}
+	if cur == nil {
+		return e.tx.abortLocked(errLockDeadlock(e.meta.name))
+	}
+	if len(e.meta.indexes) > 0 {
+		stored, err := e.decodeFull(cur)
 		if err != nil {
 			return err
 		}
-		e.setPending(key, &change{exp: expValue, old: oldVal})
-		return nil
+		ents, _, err := e.entries(ctx, stored, key)
+		if err != nil {
+			return err
+		}
+		for i, ek := range ents {
+			tt.put(i+1, pent{key: string(ek)})
+		}
 	}
-	key, err := e.rowKey(ctx, row)
-	if err != nil {
-		return err
-	}
-	e.deleteKey(key, oldVal)
+	tt.put(0, pent{key: string(key), fresh: p != nil && p.fresh})
+	tt.count--
 	return nil
 }
 
-// findKeyless finds the sequence key of a committed row of a table without
-// primary key from its value, via a hash index built on first use in the
-// statement. Identical rows are interchangeable; each key is used once.
-func (e *editor) findKeyless(ctx *sql.Context, val []byte) (string, error) {
-	if e.index == nil {
+// findKeyless finds the sequence key of a row of a table without primary
+// key from its value, via a hash index of the view built on first use in
+// the statement. Identical rows are interchangeable; each key is used once.
+func (e *editor) findKeyless(ctx *sql.Context, v *tview, val []byte) (string, error) {
+	if e.keyless == nil {
 		e.seed = maphash.MakeSeed()
-		e.index = map[uint64][]string{}
+		e.keyless = map[uint64][]string{}
 		e.consumed = map[string]bool{}
-		err := e.s.db.View(func(tx *bolt.Tx) error {
-			tb := tableBucket(tx, e.ts.db.key, e.ts.id)
-			if _, err := readStat(tb, e.meta); err != nil {
-				return err
+		it := v.iter(0, interval{}, false)
+		for {
+			x, ok, err := it.next()
+			if err != nil {
+				e.keyless = nil
+				return "", err
 			}
-			return tb.Bucket(bucketRows).ForEach(func(k, v []byte) error {
-				h := maphash.Bytes(e.seed, v)
-				e.index[h] = append(e.index[h], string(k))
-				return nil
-			})
-		})
-		if err != nil {
-			e.index = nil
-			return "", err
+			if !ok {
+				break
+			}
+			h := maphash.Bytes(e.seed, x.v)
+			e.keyless[h] = append(e.keyless[h], string(x.k))
 		}
 	}
 	h := maphash.Bytes(e.seed, val)
-	for _, k := range e.index[h] {
+	for _, k := range e.keyless[h] {
 		if e.consumed[k] {
 			continue
 		}
-		cur, err := e.committed(k)
+		cur, _, err := v.get(0, []byte(k))
 		if err != nil {
 			return "", err
 		}
 		if cur != nil && bytes.Equal(cur, val) {
-			return e.consume(k), nil
+			e.consumed[k] = true
+			return k, nil
 		}
 	}
 	// Not found by encoding: compare values (slow, should not happen).
-	var found string
-	err := e.s.db.View(func(tx *bolt.Tx) error {
-		tb := tableBucket(tx, e.ts.db.key, e.ts.id)
-		if _, err := readStat(tb, e.meta); err != nil {
-			return err
-		}
-		c := tb.Bucket(bucketRows).Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			if !e.consumed[string(k)] && e.meta.codec.sameRow(ctx, v, val) {
-				found = string(k)
-				return nil
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return "", err
-	}
-	if found == "" {
-		return "", sql.ErrDeleteRowNotFound.New()
-	}
-	return e.consume(found), nil
-}
-
-func (e *editor) consume(k string) string {
-	e.consumed[k] = true
-	e.undo = append(e.undo, undoEntry{key: k, consumed: true})
-	return k
-}
-
-// commit applies the pending changes in one write transaction.
-func (e *editor) commit() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.pending) == 0 {
-		return nil
-	}
-	keys := make([]string, 0, len(e.pending))
-	for k := range e.pending {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	ctx := e.lastCtx
-	if ctx == nil {
-		ctx = sql.NewEmptyContext()
-	}
-	var dup []byte
-	err := e.s.db.Update(func(tx *bolt.Tx) error {
-		tb := tableBucket(tx, e.ts.db.key, e.ts.id)
-		st, err := readStat(tb, e.meta)
+	it := v.iter(0, interval{}, false)
+	for {
+		x, ok, err := it.next()
 		if err != nil {
-			return err
+			return "", err
 		}
-		rows := tb.Bucket(bucketRows)
-		if e.meta.keys == nil {
-			rows.FillPercent = 0.9 // sequence keys are appended at the end
+		if !ok {
+			return "", sql.ErrDeleteRowNotFound.New()
 		}
-		for _, k := range keys {
-			c := e.pending[k]
-			kb := []byte(k)
-			cur := rows.Get(kb)
-			switch c.exp {
-			case expAbsent:
-				if cur != nil {
-					dup = append([]byte{}, cur...)
-					return errDupAtCommit
-				}
-			case expValue:
-				if cur == nil || !e.meta.codec.sameRow(ctx, cur, c.old) {
-					return fmt.Errorf("%s: %w", e.meta.name, ErrWriteConflict)
-				}
-			}
-			if c.val == nil {
-				if cur != nil {
-					if err := rows.Delete(kb); err != nil {
-						return err
-					}
-					st.count--
-				}
-				continue
-			}
-			if err := rows.Put(kb, c.val); err != nil {
-				return err
-			}
-			if cur == nil {
-				st.count++
-			}
+		if !e.consumed[string(x.k)] && e.meta.codec.sameRow(ctx, x.v, val) {
+			e.consumed[string(x.k)] = true
+			return string(x.k), nil
 		}
-		st.seq = max(st.seq, e.ts.seq.Load())
-		e.ts.autoMu.Lock()
-		st.autoInc = max(st.autoInc, e.ts.autoNext)
-		e.ts.autoMu.Unlock()
-		return tb.Put(keyStat, st.bytes())
-	})
-	e.pending = map[string]*change{}
-	e.undo, e.mark = nil, 0
-	if errors.Is(err, errDupAtCommit) {
-		return e.dupError(ctx, dup, true)
 	}
-	if err != nil {
-		return fmt.Errorf("committing to %s: %w", e.meta.name, err)
-	}
-	return nil
 }
-
-var errDupAtCommit = errors.New("duplicate key at commit")

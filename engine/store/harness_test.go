@@ -55,7 +55,7 @@ func (h *harness) reopen() {
 }
 
 func (h *harness) newCtx() *sql.Context {
-	ctx := sql.NewContext(context.Background(), sql.WithSession(sql.NewBaseSession()))
+	ctx := sql.NewContext(context.Background(), sql.WithSession(NewSession(sql.NewBaseSession())))
 	if h.s != nil && h.s.Provider().HasDatabase(ctx, "db") {
 		ctx.SetCurrentDatabase("db")
 	}

@@ -573,7 +573,7 @@ func (im *importer) finish() (int64, error) {
 	im.ts.ddlMu.Lock()
 	defer im.ts.ddlMu.Unlock()
 	var dup []byte
-	err := im.s.db.Update(func(tx *bolt.Tx) error {
+	err := im.s.ddlUpdate(im.ts, func(tx *bolt.Tx) error {
 		tb, run, err := im.staging(tx, false)
 		if err != nil {
 			return err
@@ -606,6 +606,9 @@ func (im *importer) finish() (int64, error) {
 			}
 		}
 		if err := tb.Bucket(bucketImports).DeleteBucket(im.id); err != nil {
+			return err
+		}
+		if err := rebuildIndexes(im.ctx, tb, im.m); err != nil {
 			return err
 		}
 		st.count += uint64(im.staged)

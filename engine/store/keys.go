@@ -25,13 +25,14 @@ import (
 
 // keyEncoder encodes the primary key of rows of one schema.
 type keyEncoder struct {
-	ords  []int
-	kinds []kind
-	cols  []*sql.Column
+	ords       []int
+	kinds      []kind
+	cols       []*sql.Column
+	orderedDec bool // decimals in order-preserving form (else canonical text)
 }
 
-func newKeyEncoder(sch sql.Schema, ords []int, kinds []kind) (*keyEncoder, error) {
-	e := &keyEncoder{ords: ords}
+func newKeyEncoder(sch sql.Schema, ords []int, kinds []kind, orderedDec bool) (*keyEncoder, error) {
+	e := &keyEncoder{ords: ords, orderedDec: orderedDec}
 	for _, o := range ords {
 		if kinds[o] == kJSON {
 			return nil, fmt.Errorf("column %q: JSON columns cannot be part of a primary key", sch[o].Name)
@@ -53,7 +54,11 @@ func (e *keyEncoder) key(ctx context.Context, dst []byte, row sql.Row) ([]byte, 
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", e.cols[i].Name, err)
 		}
-		dst = appendKeyPart(dst, e.kinds[i], e.cols[i].Type, v)
+		if e.kinds[i] == kDecimal && e.orderedDec {
+			dst = appendDecimalKey(dst, v.(decimal.Decimal))
+		} else {
+			dst = appendKeyPart(dst, e.kinds[i], e.cols[i].Type, v)
+		}
 	}
 	return dst, nil
 }

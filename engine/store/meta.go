@@ -26,6 +26,51 @@ type tableMeta struct {
 	autoCol   int         // index of the AUTO_INCREMENT column, or -1
 	colIndex  map[string]int
 	checks    []sql.CheckDefinition
+	indexes   []*indexMeta // secondary and unique indexes, in creation order
+	nextIdxID uint32       // id for the next index (ids are never reused)
+	keyFormat int          // 0: decimals in keys as text (equality only); 2: ordered
+}
+
+// keyFormatOrdered is the key format of tables created by this version:
+// every key part, decimals included, sorts like the values.
+const keyFormatOrdered = 2
+
+// derive builds the definition that follows m with a new schema (ALTER),
+// keeping checks, indexes (columns by name; a dropped column leaves its
+// indexes, an index left without columns is dropped) and the key format.
+// renamed maps old lower-case column names to new names.
+func (m *tableMeta) derive(version uint64, name string, pk sql.PrimaryKeySchema, renamed map[string]string) (*tableMeta, error) {
+	nm, err := newTableMetaFormat(m.id, version, m.dbName, name, pk, m.collation, m.comment, m.keyFormat)
+	if err != nil {
+		return nil, err
+	}
+	nm.checks = m.checks
+	nm.nextIdxID = m.nextIdxID
+	var defs []indexDef
+	for _, im := range m.indexes {
+		d := im.def
+		d.Columns, d.Prefix = nil, nil
+		for j, c := range im.def.Columns {
+			c = strings.ToLower(c)
+			if r, ok := renamed[c]; ok {
+				c = r
+			}
+			if _, ok := nm.column(c); !ok {
+				continue
+			}
+			d.Columns = append(d.Columns, c)
+			if im.def.Prefix != nil {
+				d.Prefix = append(d.Prefix, im.def.Prefix[j])
+			}
+		}
+		if len(d.Columns) > 0 {
+			defs = append(defs, d)
+		}
+	}
+	if err := nm.setIndexes(defs); err != nil {
+		return nil, err
+	}
+	return nm, nil
 }
 
 func (m *tableMeta) schema() sql.Schema { return m.pk.Schema }
@@ -39,6 +84,10 @@ func (m *tableMeta) column(name string) (int, bool) {
 // newTableMeta validates a schema and builds the codecs for it. Columns get
 // Source and DatabaseSource set to the table and database names.
 func newTableMeta(id, version uint64, dbName, name string, pk sql.PrimaryKeySchema, coll sql.CollationID, comment string) (*tableMeta, error) {
+	return newTableMetaFormat(id, version, dbName, name, pk, coll, comment, keyFormatOrdered)
+}
+
+func newTableMetaFormat(id, version uint64, dbName, name string, pk sql.PrimaryKeySchema, coll sql.CollationID, comment string, keyFormat int) (*tableMeta, error) {
 	sch := make(sql.Schema, len(pk.Schema))
 	for i, c := range pk.Schema {
 		cc := *c
@@ -73,10 +122,10 @@ func newTableMeta(id, version uint64, dbName, name string, pk sql.PrimaryKeySche
 		id: id, version: version, name: name, dbName: dbName,
 		pk:        sql.NewPrimaryKeySchema(sch, ords...),
 		collation: coll, comment: comment, codec: cd, autoCol: -1,
-		colIndex: make(map[string]int, len(sch)),
+		colIndex: make(map[string]int, len(sch)), keyFormat: keyFormat,
 	}
 	if len(ords) > 0 {
-		if m.keys, err = newKeyEncoder(sch, ords, cd.kinds); err != nil {
+		if m.keys, err = newKeyEncoder(sch, ords, cd.kinds, keyFormat >= keyFormatOrdered); err != nil {
 			return nil, err
 		}
 	}
@@ -118,6 +167,9 @@ type tableJSON struct {
 	Collation  uint16      `json:"collation"`
 	Comment    string      `json:"comment,omitempty"`
 	Checks     []checkJSON `json:"checks,omitempty"`
+	Indexes    []indexDef  `json:"indexes,omitempty"`
+	NextIdxID  uint32      `json:"next_index_id,omitempty"`
+	KeyFormat  int         `json:"key_format,omitempty"`
 }
 
 type checkJSON struct {
@@ -135,7 +187,11 @@ func defaultString(d *sql.ColumnDefaultValue) *string {
 }
 
 func (m *tableMeta) marshal() ([]byte, error) {
-	tj := tableJSON{Name: m.name, PkOrdinals: m.pk.PkOrdinals, Collation: uint16(m.collation), Comment: m.comment}
+	tj := tableJSON{Name: m.name, PkOrdinals: m.pk.PkOrdinals, Collation: uint16(m.collation), Comment: m.comment,
+		NextIdxID: m.nextIdxID, KeyFormat: m.keyFormat}
+	for _, im := range m.indexes {
+		tj.Indexes = append(tj.Indexes, im.def)
+	}
 	for _, c := range m.checks {
 		tj.Checks = append(tj.Checks, checkJSON{Name: c.Name, Expr: c.CheckExpression, Enforced: c.Enforced})
 	}
@@ -185,8 +241,12 @@ func unmarshalMeta(id, version uint64, dbName string, b []byte) (*tableMeta, err
 			Comment: c.Comment, Extra: c.Extra,
 		}
 	}
-	m, err := newTableMeta(id, version, dbName, tj.Name, sql.NewPrimaryKeySchema(sch, tj.PkOrdinals...), sql.CollationID(tj.Collation), tj.Comment)
+	m, err := newTableMetaFormat(id, version, dbName, tj.Name, sql.NewPrimaryKeySchema(sch, tj.PkOrdinals...), sql.CollationID(tj.Collation), tj.Comment, tj.KeyFormat)
 	if err != nil {
+		return nil, err
+	}
+	m.nextIdxID = tj.NextIdxID
+	if err := m.setIndexes(tj.Indexes); err != nil {
 		return nil, err
 	}
 	for _, c := range tj.Checks {

@@ -109,6 +109,7 @@ type Hooks struct {
 type Store struct {
 	db    *bolt.DB
 	hooks atomic.Pointer[Hooks]
+	mv    *mvcc
 
 	mu  sync.RWMutex // guards dbs and the tables maps; held by DDL
 	dbs map[string]*dbState
@@ -135,6 +136,10 @@ type tableState struct {
 	meta atomic.Pointer[tableMeta]
 	seq  atomic.Uint64 // next sequence key to hand out
 	gone atomic.Bool   // dropped
+	// ddlTS is the commit timestamp of the last change made outside
+	// transactions (TRUNCATE, ALTER rewrites, index builds, imports):
+	// snapshots older than it cannot read the table.
+	ddlTS atomic.Uint64
 	// createdBy is the context of the CREATE TABLE statement that made the
 	// table, to undo it if that statement fails after CreateTable.
 	createdBy atomic.Pointer[sql.Context]
@@ -158,6 +163,7 @@ func Open(db *bolt.DB) (*Store, error) {
 		if err != nil {
 			return err
 		}
+		s.mv = newMVCC(tx)
 		return data.ForEachBucket(func(k []byte) error {
 			dbb := data.Bucket(k)
 			var dm dbMeta
@@ -203,6 +209,45 @@ func Open(db *bolt.DB) (*Store, error) {
 		return nil, fmt.Errorf("store: opening: %w", err)
 	}
 	return s, nil
+}
+
+// implicitCommit commits the session's transaction before DDL, as MySQL
+// does, so that the DDL sees (and keeps) its writes.
+func (s *Store) implicitCommit(ctx *sql.Context) error {
+	if ctx == nil || ctx.Session == nil {
+		return nil
+	}
+	tx := asTxn(ctx.GetTransaction())
+	if tx == nil {
+		return nil
+	}
+	tx.mu.Lock()
+	pending := tx.s == s && len(tx.tables) > 0
+	tx.mu.Unlock()
+	if !pending {
+		return nil
+	}
+	return tx.commit()
+}
+
+// ddlUpdate runs fn, a change of ts's data outside transactions, in one
+// durable write transaction with a commit timestamp: transactions whose
+// snapshot is older can no longer read or write the table
+// (ER_TABLE_DEF_CHANGED).
+func (s *Store) ddlUpdate(ts *tableState, fn func(btx *bolt.Tx) error) error {
+	var stamp uint64
+	err := s.db.Update(func(btx *bolt.Tx) error {
+		var err error
+		if stamp, err = s.mv.assign(btx); err != nil {
+			return err
+		}
+		ts.ddlTS.Store(stamp)
+		return fn(btx)
+	})
+	if stamp != 0 {
+		s.mv.publish(stamp)
+	}
+	return err
 }
 
 // SetHooks installs the engine's read and write checks.

@@ -1,9 +1,9 @@
 package store
 
 import (
-	"bytes"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
@@ -64,9 +64,15 @@ func (t *Table) Collation() sql.CollationID { return t.meta.collation }
 // AVG_ROW_LENGTH from it, and sizes are data-dependent.
 func (t *Table) DataLength(*sql.Context) (uint64, error) { return 0, nil }
 
-// RowCount is the exact committed row count, which dpsql treats as public.
-func (t *Table) RowCount(*sql.Context) (uint64, bool, error) {
-	n, err := t.s.rowCount(t.ts)
+// RowCount is the exact row count (as the statement's transaction sees it),
+// which dpsql treats as public.
+func (t *Table) RowCount(ctx *sql.Context) (uint64, bool, error) {
+	v, release, err := t.view(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	defer release()
+	n, err := v.rowCount()
 	return n, err == nil, err
 }
 
@@ -115,112 +121,120 @@ func (t *Table) Partitions(*sql.Context) (sql.PartitionIter, error) {
 	return &partitionIter{}, nil
 }
 
-// PartitionRows calls CheckRead, then streams the rows.
+// PartitionRows calls CheckRead, then streams the rows as of the statement's
+// transaction.
 func (t *Table) PartitionRows(ctx *sql.Context, _ sql.Partition) (sql.RowIter, error) {
 	if err := t.s.checkRead(ctx, t.ts); err != nil {
 		return nil, err
 	}
+	p, width, err := t.projection()
+	if err != nil {
+		return nil, err
+	}
+	v, release, err := t.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &rowIter{meta: t.meta, it: v.iter(0, interval{}, false), proj: p, width: width, release: release}, nil
+}
+
+// projection is the decoding plan of the table's projected columns.
+func (t *Table) projection() (projection, int, error) {
 	ords := t.projOrds
 	if t.projNames == nil {
-		ords = make([]int, len(t.meta.schema()))
-		for i := range ords {
-			ords[i] = i
-		}
+		ords = seqOrds(len(t.meta.schema()))
 	}
 	for i, o := range ords {
 		if o < 0 {
-			return nil, sql.ErrTableColumnNotFound.New(t.meta.name, t.projNames[i])
+			return projection{}, 0, sql.ErrTableColumnNotFound.New(t.meta.name, t.projNames[i])
 		}
 	}
-	return &rowIter{t: t, proj: newProjection(len(t.meta.schema()), ords), width: len(ords)}, nil
+	return newProjection(len(t.meta.schema()), ords), len(ords), nil
 }
 
-// scanChunk is the number of rows read per bbolt read transaction by SQL
-// scans. No read transaction stays open between Next calls: a slow client
-// must not pin the file's memory map (bbolt writers wait for readers when
-// the map grows) and the same goroutine may commit writes mid-scan.
-const scanChunk = 2048
+// view opens a read view in the statement's transaction; release ends a
+// transaction opened just for it.
+func (t *Table) view(ctx *sql.Context) (*tview, func(), error) {
+	tx, eph, err := t.s.txnFor(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := tx.view(t.ts, t.meta)
+	if err != nil {
+		if eph {
+			tx.rollback()
+		}
+		return nil, nil, err
+	}
+	release := func() {}
+	if eph {
+		release = tx.rollback
+	}
+	return v, release, nil
+}
 
-// rowIter reads a table in chunks, each in its own read transaction, resuming
-// after the last key read. A scan therefore sees every row committed before
-// it started and not deleted before it ended, but not a single snapshot.
+// rowIter decodes the rows of a key/value scan.
 type rowIter struct {
-	t     *Table
-	proj  projection
-	width int
-	buf   []sql.Row
-	pos   int
-	last  []byte
-	done  bool
+	meta    *tableMeta
+	it      *kvIter
+	proj    projection
+	width   int
+	slab    []any
+	release func()
 }
 
 func (it *rowIter) Next(ctx *sql.Context) (sql.Row, error) {
-	for it.pos >= len(it.buf) {
-		if it.done {
-			return nil, io.EOF
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := it.fill(); err != nil {
-			return nil, err
-		}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	r := it.buf[it.pos]
-	it.buf[it.pos] = nil
-	it.pos++
-	return r, nil
+	e, ok, err := it.it.next()
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		it.done()
+		return nil, io.EOF
+	}
+	if len(it.slab) < it.width {
+		it.slab = make([]any, 256*max(it.width, 1))
+	}
+	row := sql.Row(it.slab[:it.width:it.width])
+	it.slab = it.slab[it.width:]
+	if err := it.meta.codec.decode(e.v, &it.proj, row); err != nil {
+		return nil, fmt.Errorf("table %s: %w", it.meta.name, err)
+	}
+	return row, nil
 }
 
-func (it *rowIter) fill() error {
-	m := it.t.meta
-	it.buf, it.pos = it.buf[:0], 0
-	return it.t.s.db.View(func(tx *bolt.Tx) error {
-		tb := tableBucket(tx, it.t.ts.db.key, it.t.ts.id)
-		if _, err := readStat(tb, m); err != nil {
-			return err
-		}
-		c := tb.Bucket(bucketRows).Cursor()
-		var k, v []byte
-		if it.last == nil {
-			k, v = c.First()
-		} else {
-			k, v = c.Seek(it.last)
-			if k != nil && bytes.Equal(k, it.last) {
-				k, v = c.Next()
-			}
-		}
-		slab := make([]any, scanChunk*it.width)
-		for n := 0; n < scanChunk; n++ {
-			if k == nil {
-				it.done = true
-				return nil
-			}
-			row := sql.Row(slab[n*it.width : (n+1)*it.width : (n+1)*it.width])
-			if err := m.codec.decode(v, &it.proj, row); err != nil {
-				return fmt.Errorf("table %s: %w", m.name, err)
-			}
-			it.buf = append(it.buf, row)
-			it.last = append(it.last[:0], k...)
-			k, v = c.Next()
-		}
-		if k == nil {
-			it.done = true
-		}
-		return nil
-	})
+func (it *rowIter) done() {
+	if it.release != nil {
+		it.release()
+		it.release = nil
+	}
 }
 
-func (it *rowIter) Close(*sql.Context) error { return nil }
+func (it *rowIter) Close(*sql.Context) error {
+	it.done()
+	return nil
+}
 
-// Truncate removes all rows in one durable transaction.
+// Truncate removes all rows. TRUNCATE TABLE is DDL, as in MySQL: it commits
+// the session's transaction first and takes effect at once. The engine also
+// runs DELETE without WHERE as a truncation; that one stays a transactional
+// delete of every row (ROLLBACK brings them back).
 func (t *Table) Truncate(ctx *sql.Context) (int, error) {
 	if err := t.s.checkWrite(ctx, t.ts.db.key, t.meta.name, OpTruncate, nil); err != nil {
 		return 0, err
 	}
+	if !isTruncateStatement(ctx) {
+		return t.deleteAll(ctx)
+	}
+	if err := t.s.implicitCommit(ctx); err != nil {
+		return 0, err
+	}
 	var n uint64
-	err := t.s.db.Update(func(tx *bolt.Tx) error {
-		tb := tableBucket(tx, t.ts.db.key, t.ts.id)
+	err := t.s.ddlUpdate(t.ts, func(btx *bolt.Tx) error {
+		tb := tableBucket(btx, t.ts.db.key, t.ts.id)
 		st, err := readStat(tb, t.meta)
 		if err != nil {
 			return err
@@ -232,6 +246,9 @@ func (t *Table) Truncate(ctx *sql.Context) (int, error) {
 		if _, err := tb.CreateBucket(bucketRows); err != nil {
 			return err
 		}
+		if err := resetIndexBuckets(tb, t.meta); err != nil {
+			return err
+		}
 		st.count = 0
 		return tb.Put(keyStat, st.bytes())
 	})
@@ -239,6 +256,46 @@ func (t *Table) Truncate(ctx *sql.Context) (int, error) {
 		return 0, fmt.Errorf("truncating %s: %w", t.meta.name, err)
 	}
 	return int(n), nil
+}
+
+func isTruncateStatement(ctx *sql.Context) bool {
+	if ctx == nil {
+		return true
+	}
+	q := strings.TrimSpace(ctx.Query())
+	return q == "" || len(q) >= 8 && strings.EqualFold(q[:8], "TRUNCATE")
+}
+
+// deleteAll deletes every row through the statement's transaction.
+func (t *Table) deleteAll(ctx *sql.Context) (int, error) {
+	w := t.openEditor(ctx, OpDelete)
+	e := w.e
+	if e.txErr != nil {
+		return 0, e.txErr
+	}
+	if e.tx.readOnly {
+		return 0, errReadOnly()
+	}
+	n := 0
+	err := e.op(ctx, func(tt *txTable, v *tview) (*dup, error) {
+		it := v.iter(0, interval{}, false)
+		for {
+			x, ok, err := it.next()
+			if err != nil || !ok {
+				return nil, err
+			}
+			if err := e.deleteKeyLocked(ctx, tt, v, x.k); err != nil {
+				return nil, err
+			}
+			n++
+		}
+	})
+	if err != nil {
+		w.DiscardChanges(ctx, err)
+		w.Close(ctx)
+		return 0, err
+	}
+	return n, w.Close(ctx)
 }
 
 // PeekNextAutoIncrementValue reports the AUTO_INCREMENT counter. It reveals
@@ -363,7 +420,13 @@ func (a *autoIncSetter) Close(*sql.Context) error {
 	})
 }
 
-func (t *Table) Inserter(*sql.Context) sql.RowInserter { return t.openEditor(OpInsert) }
-func (t *Table) Updater(*sql.Context) sql.RowUpdater   { return t.openEditor(OpUpdate) }
-func (t *Table) Deleter(*sql.Context) sql.RowDeleter   { return t.openEditor(OpDelete) }
-func (t *Table) Replacer(*sql.Context) sql.RowReplacer { return t.openEditor(OpReplace) }
+func (t *Table) Inserter(ctx *sql.Context) sql.RowInserter { return t.openEditor(ctx, OpInsert) }
+func (t *Table) Updater(ctx *sql.Context) sql.RowUpdater   { return t.openEditor(ctx, OpUpdate) }
+func (t *Table) Deleter(ctx *sql.Context) sql.RowDeleter   { return t.openEditor(ctx, OpDelete) }
+func (t *Table) Replacer(ctx *sql.Context) sql.RowReplacer { return t.openEditor(ctx, OpReplace) }
+
+// IsTemporary: the store has no temporary tables. (go-mysql-server's
+// read-only transaction check needs every written table to say so.)
+func (t *Table) IsTemporary() bool { return false }
+
+var _ sql.TemporaryTable = (*Table)(nil)

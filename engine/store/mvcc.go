@@ -1,0 +1,347 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/btree"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Multi-version reads without long-lived bbolt transactions.
+//
+// bbolt holds the latest committed state only. A client transaction reads as
+// of its snapshot S, the timestamp of the last commit published when it first
+// read. Every commit gets a timestamp T (a counter also stored in the file,
+// keyNextTS) and, before its bbolt transaction commits, registers here the
+// value each key it changes had before (the before image). A reader at S
+// takes, for every key, the before image of the earliest commit with T > S
+// that changed it, if any, and the value in bbolt otherwise. Registration
+// precedes the bbolt commit and publication follows it, so a bbolt read
+// transaction opened at any time, corrected this way, gives exactly the state
+// at S. Before images are dropped once no active snapshot is older than their
+// commit. Nothing here is persistent: after a restart no transaction is open.
+//
+// This is what lets SQL scans read in short chunks, one bbolt read
+// transaction each (a read transaction held across client round trips would
+// pin bbolt's memory map and block writers that must grow it), and still see
+// one consistent snapshot. It also gives first-committer-wins conflict
+// detection: a transaction may not commit a change to a key that a commit
+// after its snapshot changed.
+
+// bucketID names one bbolt bucket of a table: the rows (idx 0) or one index.
+type bucketID struct {
+	table uint64
+	idx   uint32
+}
+
+// commitRec is one registered commit.
+type commitRec struct {
+	ts      uint64
+	aborted atomic.Bool // the bbolt commit failed: ignore its before images
+	keys    []ovRef
+	deltas  map[uint64]int64 // table id → change of the row count
+}
+
+type ovRef struct {
+	b   bucketID
+	key string
+}
+
+// version is a key's value before commit rec (nil: absent).
+type version struct {
+	rec    *commitRec
+	before []byte
+}
+
+type ovKey struct {
+	key  string
+	vers []version // ascending commit timestamps
+}
+
+func ovLess(a, b *ovKey) bool { return a.key < b.key }
+
+// mvcc is the store-wide version registry.
+type mvcc struct {
+	lastTS atomic.Uint64 // last published commit
+	nextTS atomic.Uint64 // next timestamp to assign (inside a bbolt write transaction)
+
+	mu      sync.Mutex // guards active and commits
+	active  map[*Txn]uint64
+	commits []*commitRec // registered, ascending ts
+
+	ovMu    sync.RWMutex
+	buckets map[bucketID]*btree.BTreeG[*ovKey]
+}
+
+var keyNextTS = []byte("\x00next_ts")
+
+func newMVCC(tx *bolt.Tx) *mvcc {
+	m := &mvcc{active: map[*Txn]uint64{}, buckets: map[bucketID]*btree.BTreeG[*ovKey]{}}
+	ts := uint64(1)
+	if b := tx.Bucket(bucketData).Get(keyNextTS); len(b) == 8 {
+		ts = binary.BigEndian.Uint64(b)
+	}
+	m.nextTS.Store(ts)
+	m.lastTS.Store(ts - 1)
+	return m
+}
+
+// assign hands out a commit timestamp and records it in the file. It must be
+// called inside the bbolt write transaction that makes the commit.
+func (m *mvcc) assign(tx *bolt.Tx) (uint64, error) {
+	ts := m.nextTS.Add(1) - 1
+	return ts, tx.Bucket(bucketData).Put(keyNextTS, binary.BigEndian.AppendUint64(nil, ts+1))
+}
+
+// publish makes commits up to ts visible to new snapshots.
+func (m *mvcc) publish(ts uint64) {
+	for {
+		cur := m.lastTS.Load()
+		if ts <= cur || m.lastTS.CompareAndSwap(cur, ts) {
+			return
+		}
+	}
+}
+
+// snapshot registers tx as reading at the current snapshot and returns it.
+func (m *mvcc) snapshot(tx *Txn) uint64 {
+	m.mu.Lock()
+	s := m.lastTS.Load()
+	m.active[tx] = s
+	m.mu.Unlock()
+	return s
+}
+
+// release ends tx's snapshot and drops before images nobody needs.
+func (m *mvcc) release(tx *Txn) {
+	m.mu.Lock()
+	delete(m.active, tx)
+	m.gcLocked()
+	m.mu.Unlock()
+}
+
+func (m *mvcc) gc() {
+	m.mu.Lock()
+	m.gcLocked()
+	m.mu.Unlock()
+}
+
+func (m *mvcc) gcLocked() {
+	horizon := m.lastTS.Load()
+	for _, s := range m.active {
+		horizon = min(horizon, s)
+	}
+	n := 0
+	for n < len(m.commits) && m.commits[n].ts <= horizon {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	drop := m.commits[:n]
+	m.commits = append(m.commits[:0:0], m.commits[n:]...)
+	m.ovMu.Lock()
+	for _, rec := range drop {
+		for _, r := range rec.keys {
+			t := m.buckets[r.b]
+			if t == nil {
+				continue
+			}
+			probe := &ovKey{key: r.key}
+			ok, found := t.Get(probe)
+			if !found {
+				continue
+			}
+			kept := ok.vers[:0]
+			for _, v := range ok.vers {
+				if v.rec != rec {
+					kept = append(kept, v)
+				}
+			}
+			ok.vers = kept
+			if len(kept) == 0 {
+				t.Delete(probe)
+				if t.Len() == 0 {
+					delete(m.buckets, r.b)
+				}
+			}
+		}
+	}
+	m.ovMu.Unlock()
+}
+
+// register records rec's before images (called inside the commit's bbolt
+// write transaction, after every check passed).
+func (m *mvcc) register(rec *commitRec, befores [][]byte) {
+	m.mu.Lock()
+	m.commits = append(m.commits, rec)
+	m.mu.Unlock()
+	m.ovMu.Lock()
+	for i, r := range rec.keys {
+		t := m.buckets[r.b]
+		if t == nil {
+			t = btree.NewG(16, ovLess)
+			m.buckets[r.b] = t
+		}
+		probe := &ovKey{key: r.key}
+		if ok, found := t.Get(probe); found {
+			ok.vers = append(ok.vers, version{rec: rec, before: befores[i]})
+		} else {
+			probe.vers = []version{{rec: rec, before: befores[i]}}
+			t.ReplaceOrInsert(probe)
+		}
+	}
+	m.ovMu.Unlock()
+}
+
+// beforeAt returns the value of key at snapshot s if a commit after s changed
+// it (decided), or decided == false if bbolt's value is the one at s.
+func beforeAt(vers []version, s uint64) (val []byte, decided bool) {
+	for _, v := range vers {
+		if v.rec.ts > s && !v.rec.aborted.Load() {
+			return v.before, true
+		}
+	}
+	return nil, false
+}
+
+// valueAt corrects one value read from bbolt to snapshot s.
+func (m *mvcc) valueAt(b bucketID, key []byte, s uint64, cur []byte) []byte {
+	m.ovMu.RLock()
+	defer m.ovMu.RUnlock()
+	t := m.buckets[b]
+	if t == nil {
+		return cur
+	}
+	ok, found := t.Get(&ovKey{key: string(key)})
+	if !found {
+		return cur
+	}
+	if v, decided := beforeAt(ok.vers, s); decided {
+		return v
+	}
+	return cur
+}
+
+// changedSince reports whether a commit after s changed key.
+func (m *mvcc) changedSince(b bucketID, key string, s uint64) bool {
+	m.ovMu.RLock()
+	defer m.ovMu.RUnlock()
+	t := m.buckets[b]
+	if t == nil {
+		return false
+	}
+	ok, found := t.Get(&ovKey{key: key})
+	if !found {
+		return false
+	}
+	for _, v := range ok.vers {
+		if v.rec.ts > s && !v.rec.aborted.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// correctChunk applies the before images to a chunk of key/values read from
+// bbolt covering the key interval cov: keys deleted after s come back, keys
+// inserted after s go. The chunk must be sorted ascending; the result is too.
+func (m *mvcc) correctChunk(b bucketID, s uint64, chunk []kv, cov interval) []kv {
+	m.ovMu.RLock()
+	defer m.ovMu.RUnlock()
+	t := m.buckets[b]
+	if t == nil || t.Len() == 0 {
+		return chunk
+	}
+	var fixes []kv // keys the overlay decides, with their value at s (nil: absent)
+	visit := func(ok *ovKey) bool {
+		k := []byte(ok.key)
+		if !cov.belowHi(k) {
+			return false
+		}
+		if !cov.aboveLo(k) {
+			return true
+		}
+		if v, decided := beforeAt(ok.vers, s); decided {
+			fixes = append(fixes, kv{k: k, v: v, set: true})
+		}
+		return true
+	}
+	if cov.lo == nil {
+		t.Ascend(visit)
+	} else {
+		t.AscendGreaterOrEqual(&ovKey{key: string(cov.lo)}, visit)
+	}
+	if len(fixes) == 0 {
+		return chunk
+	}
+	return mergeKV(chunk, fixes)
+}
+
+// kv is one key/value of a merged scan; set marks an override whose nil v
+// deletes the key.
+type kv struct {
+	k, v []byte
+	set  bool
+}
+
+// mergeKV overlays sorted overrides on a sorted chunk.
+func mergeKV(base, over []kv) []kv {
+	out := make([]kv, 0, len(base)+len(over))
+	i, j := 0, 0
+	for i < len(base) || j < len(over) {
+		switch {
+		case j >= len(over):
+			out = append(out, base[i])
+			i++
+		case i >= len(base):
+			if over[j].v != nil {
+				out = append(out, kv{k: over[j].k, v: over[j].v})
+			}
+			j++
+		default:
+			c := bytes.Compare(base[i].k, over[j].k)
+			switch {
+			case c < 0:
+				out = append(out, base[i])
+				i++
+			case c > 0:
+				if over[j].v != nil {
+					out = append(out, kv{k: over[j].k, v: over[j].v})
+				}
+				j++
+			default:
+				if over[j].v != nil {
+					out = append(out, kv{k: base[i].k, v: over[j].v})
+				}
+				i++
+				j++
+			}
+		}
+	}
+	return out
+}
+
+// countDelta is the change of table's row count by commits in (s, v].
+func (m *mvcc) countDelta(table, s, v uint64) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var d int64
+	for _, rec := range m.commits {
+		if rec.ts > s && rec.ts <= v && !rec.aborted.Load() {
+			d += rec.deltas[table]
+		}
+	}
+	return d
+}
+
+// fileTS reads the last commit timestamp visible in a read transaction.
+func fileTS(tx *bolt.Tx) uint64 {
+	if b := tx.Bucket(bucketData).Get(keyNextTS); len(b) == 8 {
+		return binary.BigEndian.Uint64(b) - 1
+	}
+	return 0
+}

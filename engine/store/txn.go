@@ -1,0 +1,450 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/google/btree"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Transactions.
+//
+// A Txn buffers its writes in memory, per table and bucket (rows and each
+// index), in copy-on-write B-trees, and reads through a view: the bbolt state
+// corrected to its snapshot (mvcc.go) with its own writes laid over it. A
+// scan sees the transaction's writes as they were when the scan started (a
+// cheap clone of the trees), so a statement does not see its own changes,
+// which is what MySQL promises for UPDATE … SET pk = pk + 1 and INSERT … SELECT
+// from the same table. COMMIT applies everything in one bbolt write
+// transaction, fsynced before it returns. A key written by the transaction
+// that a commit after its snapshot also changed makes the commit fail with
+// ER_LOCK_DEADLOCK (1213, SQLSTATE 40001), which clients and ORMs retry; the
+// whole transaction is then rolled back, as InnoDB does after a deadlock.
+// Savepoints (and each statement, for statement atomicity) are clones of the
+// trees.
+
+// errLockDeadlock is the retryable conflict error. It must reach the server
+// unwrapped for the MySQL error code to be 1213.
+func errLockDeadlock(table string) error {
+	return sql.ErrLockDeadlock.New(fmt.Sprintf("a row of %s was changed by a concurrent transaction", table))
+}
+
+// errDefChanged is MySQL's ER_TABLE_DEF_CHANGED: the table was altered,
+// truncated, re-imported or re-indexed after the transaction's snapshot.
+func errDefChanged(table string) error {
+	return mysql.NewSQLError(erTableDefChanged, "HY000", "Table definition has changed, please retry transaction (table %s was altered, truncated or re-indexed by a concurrent statement)", table)
+}
+
+// erTableDefChanged is ER_TABLE_DEF_CHANGED (not in vitess' list).
+const erTableDefChanged = 1412
+
+// errReadOnly is MySQL's ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION (1792).
+func errReadOnly() error { return sql.ErrReadOnlyTransaction.New() }
+
+// pent is one buffered write: val nil deletes the key. uniq marks an entry
+// of a unique index without NULL (checked against other keys of its prefix
+// at commit); fresh marks a row key absent from the snapshot, whose
+// concurrent insertion is a duplicate key rather than a conflict.
+type pent struct {
+	key   string
+	val   []byte
+	uniq  bool
+	fresh bool
+}
+
+func pentLess(a, b pent) bool { return a.key < b.key }
+
+type tree = btree.BTreeG[pent]
+
+func newTree() *tree { return btree.NewG(32, pentLess) }
+
+// txTable is a transaction's buffered writes to one table.
+type txTable struct {
+	ts    *tableState
+	meta  *tableMeta // the definition the writes were made with
+	trees []*tree    // 0: rows; i: meta.indexes[i-1]
+	count int64      // change of the row count
+}
+
+type txTableSnap struct {
+	trees []*tree
+	count int64
+}
+
+type savepoint struct {
+	name   string
+	gen    uint64
+	tables map[uint64]txTableSnap
+}
+
+// Txn is a transaction of the store; it is the sql.Transaction of a Session.
+type Txn struct {
+	readOnly bool
+
+	mu         sync.Mutex
+	s          *Store
+	snap       uint64
+	hasSnap    bool
+	gen        uint64 // bumped when the transaction ends; stale savepoints are ignored
+	tables     map[uint64]*txTable
+	savepoints []savepoint
+}
+
+var _ sql.Transaction = (*Txn)(nil)
+
+func (tx *Txn) String() string   { return "dpsql transaction" }
+func (tx *Txn) IsReadOnly() bool { return tx.readOnly }
+
+// bind attaches the transaction to a store on first use.
+func (tx *Txn) bind(s *Store) error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.s == nil {
+		tx.s = s
+		tx.tables = map[uint64]*txTable{}
+	}
+	if tx.s != s {
+		return errors.New("a transaction cannot span two dpsql stores")
+	}
+	return nil
+}
+
+// snapshotLocked returns the transaction's snapshot, taking it on first use
+// (as InnoDB takes its read view at the first consistent read).
+func (tx *Txn) snapshotLocked() uint64 {
+	if !tx.hasSnap {
+		tx.snap = tx.s.mv.snapshot(tx)
+		tx.hasSnap = true
+	}
+	return tx.snap
+}
+
+// endLocked forgets everything and releases the snapshot; the Txn value can
+// then serve as a new transaction (GMS keeps it on the session).
+func (tx *Txn) endLocked() {
+	if tx.s != nil && tx.hasSnap {
+		tx.s.mv.release(tx)
+	}
+	tx.hasSnap = false
+	tx.gen++
+	if len(tx.tables) > 0 {
+		tx.tables = map[uint64]*txTable{}
+	}
+	tx.savepoints = nil
+}
+
+// rollback discards the transaction's writes.
+func (tx *Txn) rollback() {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	tx.endLocked()
+}
+
+// table returns the buffer for ts, creating it; meta must be the definition
+// the caller encodes with.
+func (tx *Txn) tableLocked(ts *tableState, meta *tableMeta) (*txTable, error) {
+	tt := tx.tables[ts.id]
+	if tt == nil {
+		tt = &txTable{ts: ts, meta: meta, trees: make([]*tree, 1+len(meta.indexes))}
+		tx.tables[ts.id] = tt
+		return tt, nil
+	}
+	if tt.meta.version != meta.version {
+		return nil, errDefChanged(meta.name)
+	}
+	return tt, nil
+}
+
+// view returns a read view of ts as of the snapshot, with the transaction's
+// writes as they are now.
+func (tx *Txn) view(ts *tableState, meta *tableMeta) (*tview, error) {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	return tx.viewLocked(ts, meta, true)
+}
+
+func (tx *Txn) viewLocked(ts *tableState, meta *tableMeta, clone bool) (*tview, error) {
+	snap := tx.snapshotLocked()
+	if ts.ddlTS.Load() > snap {
+		return nil, errDefChanged(meta.name)
+	}
+	v := &tview{s: tx.s, ts: ts, meta: meta, snap: snap}
+	if tt := tx.tables[ts.id]; tt != nil {
+		if tt.meta.version != meta.version {
+			return nil, errDefChanged(meta.name)
+		}
+		v.trees = make([]*tree, len(tt.trees))
+		for i, t := range tt.trees {
+			if t != nil {
+				if clone {
+					v.trees[i] = t.Clone()
+				} else {
+					v.trees[i] = t
+				}
+			}
+		}
+		v.count = tt.count
+	}
+	return v, nil
+}
+
+// savepointLocked captures the buffered writes.
+func (tx *Txn) savepointLocked(name string) savepoint {
+	sp := savepoint{name: name, gen: tx.gen, tables: make(map[uint64]txTableSnap, len(tx.tables))}
+	for id, tt := range tx.tables {
+		snap := txTableSnap{trees: make([]*tree, len(tt.trees)), count: tt.count}
+		for i, t := range tt.trees {
+			if t != nil {
+				snap.trees[i] = t.Clone()
+			}
+		}
+		sp.tables[id] = snap
+	}
+	return sp
+}
+
+func (tx *Txn) restoreLocked(sp savepoint) {
+	if sp.gen != tx.gen {
+		return // the transaction ended since: nothing of it to restore
+	}
+	for id, tt := range tx.tables {
+		snap, ok := sp.tables[id]
+		if !ok {
+			delete(tx.tables, id)
+			continue
+		}
+		for i, t := range snap.trees {
+			if t != nil {
+				t = t.Clone() // keep the savepoint reusable
+			}
+			tt.trees[i] = t
+		}
+		tt.count = snap.count
+	}
+}
+
+// CreateSavepoint implements SAVEPOINT name (a new one of the same name
+// replaces the old one).
+func (tx *Txn) createSavepoint(name string) {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	tx.releaseLocked(name)
+	tx.savepoints = append(tx.savepoints, tx.savepointLocked(name))
+}
+
+func (tx *Txn) findLocked(name string) int {
+	for i := len(tx.savepoints) - 1; i >= 0; i-- {
+		if strings.EqualFold(tx.savepoints[i].name, name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// rollbackToSavepoint implements ROLLBACK TO SAVEPOINT: later savepoints are
+// released, the named one stays.
+func (tx *Txn) rollbackToSavepoint(name string) error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	i := tx.findLocked(name)
+	if i < 0 {
+		return sql.ErrSavepointDoesNotExist.New(name)
+	}
+	tx.restoreLocked(tx.savepoints[i])
+	tx.savepoints = tx.savepoints[:i+1]
+	return nil
+}
+
+func (tx *Txn) releaseSavepoint(name string) error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if !tx.releaseLocked(name) {
+		return sql.ErrSavepointDoesNotExist.New(name)
+	}
+	return nil
+}
+
+// releaseLocked drops the named savepoint and every later one.
+func (tx *Txn) releaseLocked(name string) bool {
+	i := tx.findLocked(name)
+	if i < 0 {
+		return false
+	}
+	tx.savepoints = tx.savepoints[:i]
+	return true
+}
+
+// abortLocked rolls the whole transaction back after a write conflict and
+// returns err.
+func (tx *Txn) abortLocked(err error) error {
+	tx.endLocked()
+	return err
+}
+
+// commit applies the buffered writes in one durable bbolt transaction.
+func (tx *Txn) commit() error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.s == nil || len(tx.tables) == 0 {
+		tx.endLocked()
+		return nil
+	}
+	defer tx.endLocked()
+	return tx.s.commitTables(tx.snap, tx.tables)
+}
+
+// commitTables writes the buffers of one transaction (snapshot snap).
+func (s *Store) commitTables(snap uint64, tables map[uint64]*txTable) error {
+	ids := make([]uint64, 0, len(tables))
+	for id, tt := range tables {
+		if tt.count == 0 && tt.empty() {
+			continue
+		}
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	var rec *commitRec
+	var failure error // a statement-level error, returned unwrapped
+	err := s.db.Update(func(btx *bolt.Tx) error {
+		ts, err := s.mv.assign(btx)
+		if err != nil {
+			return err
+		}
+		rec = &commitRec{ts: ts, deltas: map[uint64]int64{}}
+		var befores [][]byte
+		for _, id := range ids {
+			tt := tables[id]
+			if failure = s.applyTable(btx, snap, tt, rec, &befores); failure != nil {
+				return failure
+			}
+		}
+		s.mv.register(rec, befores)
+		return nil
+	})
+	if err != nil {
+		if rec != nil {
+			rec.aborted.Store(true)
+		}
+		if failure != nil && errors.Is(err, failure) {
+			return failure
+		}
+		return fmt.Errorf("commit: %w", err)
+	}
+	s.mv.publish(rec.ts)
+	return nil
+}
+
+func (tt *txTable) empty() bool {
+	for _, t := range tt.trees {
+		if t != nil && t.Len() > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// applyTable writes one table's buffers inside the commit transaction.
+func (s *Store) applyTable(btx *bolt.Tx, snap uint64, tt *txTable, rec *commitRec, befores *[][]byte) error {
+	m := tt.meta
+	if tt.ts.gone.Load() {
+		return errDefChanged(m.name)
+	}
+	tb := tableBucket(btx, tt.ts.db.key, tt.ts.id)
+	st, err := readStat(tb, m)
+	if err != nil || tt.ts.ddlTS.Load() > snap {
+		return errDefChanged(m.name)
+	}
+	var ferr error
+	for i, t := range tt.trees {
+		if t == nil || t.Len() == 0 {
+			continue
+		}
+		bid := bucketID{table: tt.ts.id}
+		var bkt *bolt.Bucket
+		var im *indexMeta
+		if i == 0 {
+			bkt = tb.Bucket(bucketRows)
+			if m.keys == nil {
+				bkt.FillPercent = 0.9 // sequence keys are appended at the end
+			}
+		} else {
+			im = m.indexes[i-1]
+			bid.idx = im.id
+			if bkt = indexBucket(tb, im.id); bkt == nil {
+				return errDefChanged(m.name)
+			}
+		}
+		var uniq []pent
+		t.Ascend(func(p pent) bool {
+			kb := []byte(p.key)
+			cur := bkt.Get(kb)
+			if i == 0 && s.mv.changedSince(bid, p.key, snap) {
+				switch {
+				case !p.fresh:
+					ferr = errLockDeadlock(m.name)
+					return false
+				case cur != nil && p.val != nil:
+					ferr = s.dupAtCommit(m, nil, p.val)
+					return false
+				}
+			}
+			var before []byte
+			if cur != nil {
+				before = append(make([]byte, 0, len(cur)), cur...)
+			}
+			if p.val == nil {
+				if cur == nil {
+					return true
+				}
+				if ferr = bkt.Delete(kb); ferr != nil {
+					return false
+				}
+			} else {
+				if cur != nil && bytes.Equal(cur, p.val) {
+					return true
+				}
+				if ferr = bkt.Put(kb, p.val); ferr != nil {
+					return false
+				}
+				if p.uniq {
+					uniq = append(uniq, p)
+				}
+			}
+			rec.keys = append(rec.keys, ovRef{b: bid, key: p.key})
+			*befores = append(*befores, before)
+			return true
+		})
+		if ferr != nil {
+			return ferr
+		}
+		// Unique keys: after all of this index's changes, each new entry
+		// must be the only one with its prefix.
+		for _, p := range uniq {
+			prefix := []byte(p.key[:len(p.key)-len(p.val)])
+			c := bkt.Cursor()
+			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+				if string(k) != p.key {
+					row, _ := tt.trees[0].Get(pent{key: string(p.val)})
+					return s.dupAtCommit(m, im, row.val)
+				}
+			}
+		}
+	}
+	st.count = uint64(int64(st.count) + tt.count)
+	rec.deltas[tt.ts.id] = tt.count
+	st.seq = max(st.seq, tt.ts.seq.Load())
+	tt.ts.autoMu.Lock()
+	st.autoInc = max(st.autoInc, tt.ts.autoNext)
+	tt.ts.autoMu.Unlock()
+	return tb.Put(keyStat, st.bytes())
+}
