@@ -1,11 +1,11 @@
 package amp
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
 	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/noise"
 )
 
@@ -106,51 +106,13 @@ func (s Step) Apply(x []float64) error {
 	return nil
 }
 
-// GaussianSigma returns the smallest σ (to about 10⁻¹³ relative, rounded
-// up) for which adding Gaussian noise N(0, σ²I) to a query of ℓ₂
-// sensitivity Δ₂ is (ε, δ)-DP by budget.GaussianDelta — the CKS zCDP
-// conversion proved for the discrete Gaussian that package noise samples,
-// and the function the accountant validates Gaussian events with. It
-// bisects on δ(Δ₂/σ) ≤ δ(1 − 10⁻⁹) so that rounding in Φ cannot tip the
-// result below the claim. Valid for every ε > 0.
+// GaussianSigma is mechanism.GaussianSigma, the one discrete-Gaussian
+// calibration shared by every mechanism: the smallest σ for which adding
+// discrete Gaussian noise to a query of ℓ₂ sensitivity Δ₂ is (ε, δ)-DP by
+// budget.GaussianDelta (the CKS zCDP conversion the accountant validates
+// Gaussian events with).
 func GaussianSigma(delta2, eps, delta float64) (float64, error) {
-	if !(delta2 > 0) || math.IsInf(delta2, 0) {
-		return 0, fmt.Errorf("Gaussian calibration: sensitivity must be positive and finite, got %v", delta2)
-	}
-	if !(eps > 0) || math.IsInf(eps, 0) {
-		return 0, fmt.Errorf("Gaussian calibration: epsilon must be positive and finite, got %v", eps)
-	}
-	if !(delta > 0 && delta < 1) {
-		return 0, fmt.Errorf("Gaussian calibration: delta must be in (0, 1), got %v", delta)
-	}
-	target := delta * (1 - 1e-9)
-	ok := func(r float64) bool { return budget.GaussianDelta(eps, 1/r) <= target }
-	hi := 1.0
-	for !ok(hi) {
-		hi *= 2
-		if hi > 1e300 {
-			return 0, errors.New("Gaussian calibration: no finite sigma found")
-		}
-	}
-	lo := hi / 2
-	for ok(lo) {
-		lo /= 2
-		if lo < 1e-300 {
-			return 0, errors.New("Gaussian calibration: sigma underflows")
-		}
-	}
-	for hi/lo-1 > 1e-13 {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			break
-		}
-		if ok(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi * delta2 * (1 + 1e-12), nil
+	return mechanism.GaussianSigma(delta2, eps, delta)
 }
 
 // ChiSquareUpper returns k + 2√(k·x) + 2x, which a χ²_k variable exceeds
