@@ -235,14 +235,5 @@ func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 
 // checkInput validates the shapes of the data (caller bugs only).
 func (t *Trainer) checkInput(X [][]float64, y []int) error {
-	if len(X) != t.cfg.N || len(y) != t.cfg.N {
-		return fmt.Errorf("gauss: got %d rows and %d labels, the plan is for n = %d", len(X), len(y), t.cfg.N)
-	}
-	d := len(t.cfg.Features)
-	for _, r := range X {
-		if len(r) != d {
-			return fmt.Errorf("gauss: a row has %d values, want %d features", len(r), d)
-		}
-	}
-	return nil
+	return mechanism.CheckShape("gauss", X, y, t.cfg.N, len(t.cfg.Features), 0)
 }

@@ -158,21 +158,7 @@ func (t *Trainer) Params() map[string]float64 {
 // caller bug (len(X) ≠ N, a wrong row width, a label index outside the
 // domain) and reveal no value.
 func (t *Trainer) checkInput(X [][]float64, y []int) error {
-	if len(X) != t.cfg.N || len(y) != t.cfg.N {
-		return fmt.Errorf("logreg: got %d rows and %d labels, the plan is for n = %d", len(X), len(y), t.cfg.N)
-	}
-	d := len(t.cfg.Features)
-	for _, r := range X {
-		if len(r) != d {
-			return fmt.Errorf("logreg: a row has %d values, want %d features", len(r), d)
-		}
-	}
-	for _, c := range y {
-		if c < 0 || c >= len(t.cfg.Classes) {
-			return fmt.Errorf("logreg: a label index is outside the domain [0, %d)", len(t.cfg.Classes))
-		}
-	}
-	return nil
+	return mechanism.CheckShape("logreg", X, y, t.cfg.N, len(t.cfg.Features), len(t.cfg.Classes))
 }
 
 // Train runs the T noisy gradient steps on the raw rows and returns the

@@ -472,21 +472,7 @@ func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 // checkInput validates the shape of the data (caller bugs only; names no
 // row or value).
 func (t *Trainer) checkInput(X [][]float64, y []int) error {
-	if len(X) != t.cfg.N || len(y) != t.cfg.N {
-		return fmt.Errorf("svm: got %d rows and %d labels, the plan is for n = %d", len(X), len(y), t.cfg.N)
-	}
-	d := len(t.cfg.Features)
-	for _, r := range X {
-		if len(r) != d {
-			return fmt.Errorf("svm: a row has %d values, want %d features", len(r), d)
-		}
-	}
-	for _, c := range y {
-		if c < 0 || c >= len(t.cfg.Classes) {
-			return fmt.Errorf("svm: a label index is outside the domain [0, %d)", len(t.cfg.Classes))
-		}
-	}
-	return nil
+	return mechanism.CheckShape("svm", X, y, t.cfg.N, len(t.cfg.Features), len(t.cfg.Classes))
 }
 
 // fit returns the noise-free weight vectors after T iterations (one per
