@@ -71,7 +71,8 @@ func oneStep(t testing.TB, d, k int, eps, delta float64) *Trainer {
 }
 
 // TestAuditSoftmaxStep: the multinomial gradient release (K = 3, d = 8,
-// 27 coordinates) passes at (2, 10⁻²) on the real pair at 0.94·Δ₂.
+// 27 coordinates, clipped rows) passes at (2, 10⁻²) on the real pair at
+// 0.94·Δ₂.
 func TestAuditSoftmaxStep(t *testing.T) {
 	tr := oneStep(t, 8, 3, auditEps, auditDelta)
 	audit.RequirePass(t, stepSampler(t, tr), auditEps, audit.Config{N: 100000, Delta: auditDelta})
@@ -111,13 +112,13 @@ func TestAuditSoftmaxHalvedSigmaCaught(t *testing.T) {
 	audit.RequireCatch(t, boundarySampler(t, tr), auditEps, audit.Config{N: 200000, Delta: auditDelta})
 }
 
-// TestAuditSoftmaxLipschitzMissingSqrt2Caught is an expected failure: the
-// multinomial loss has ‖p − e_y‖ ≤ √2, not 1; calibrating with L = 1
-// (σ/√2) gives ratio √2·R (exact ε ≈ 2.8 at the claim's δ).
-func TestAuditSoftmaxLipschitzMissingSqrt2Caught(t *testing.T) {
-	tr := oneStep(t, 1, 3, auditEps, auditDelta)
-	tr.p.sigma /= math.Sqrt2
-	audit.RequireCatch(t, boundarySampler(t, tr), auditEps, audit.Config{N: 200000, Delta: auditDelta})
+// TestAuditSoftmaxClipSkippedCaught is an expected failure: σ calibrated
+// for the clip C = L/4 but the rows not clipped (the real pair's terms then
+// have norm L = 4C).
+func TestAuditSoftmaxClipSkippedCaught(t *testing.T) {
+	tr := oneStep(t, 8, 3, auditEps, auditDelta)
+	tr.p.clip = math.Inf(1)
+	audit.RequireCatch(t, stepSampler(t, tr), auditEps, audit.Config{N: 30000, Delta: auditDelta})
 }
 
 // TestAuditBinaryStep: the binary gradient release passes.
@@ -127,7 +128,7 @@ func TestAuditBinaryStep(t *testing.T) {
 }
 
 // TestAuditBinaryAddRemoveSensitivityCaught is an expected failure: the
-// add/remove sensitivity L instead of the replace-one 2L (σ/2 for binary).
+// add/remove sensitivity L_C instead of the replace-one 2L_C (σ/2).
 func TestAuditBinaryAddRemoveSensitivityCaught(t *testing.T) {
 	tr := oneStep(t, 8, 2, auditEps, auditDelta)
 	tr.p.sigma /= 2

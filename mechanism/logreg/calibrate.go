@@ -18,10 +18,13 @@ const (
 	// T, and one step was best on every tuning set: θ₁ = −(η/n)·Ĝ(0), the
 	// noisy class-centroid direction (argmax and sign do not depend on η).
 	DefaultStepsPure = 1
-	// HorizonScale is c in the default horizon τ = c·n·R/(L·√(K′F)), the
-	// noise-dominated optimum ‖θ*‖·R·n/(2L√(K′F)) of the averaged-iterate
+	// HorizonScale is c in the default horizon τ = c·n·R/(L_C·√(K′F)), the
+	// noise-dominated optimum ‖θ*‖·R·n/(2L_C√(K′F)) of the averaged-iterate
 	// bound with the public prior ‖θ*‖ = 2c.
 	HorizonScale = 15.0
+	// ClipFraction sets the default per-row clipping bound C = ClipFraction·L
+	// on ‖∇ℓ(θ; x, y)‖₂ (L = √2 multinomial, 1 binary).
+	ClipFraction = 0.25
 	// MinHorizon and MaxHorizon clamp the default τ.
 	MinHorizon = 1.0
 	MaxHorizon = 1e6
@@ -56,33 +59,40 @@ func gamma(k float64) float64 {
 const kappaHat = 1 + 0x1p-50
 
 // sensitivity returns the ℓ₂ and ℓ₁ sensitivities of one computed gradient
-// sum G(θ) = Σᵢ r̂ᵢ ⊗ xᵢ under replace-one neighbours, for a fixed θ.
+// sum G(θ) = Σᵢ sᵢ·r̂ᵢ ⊗ xᵢ under replace-one neighbours, for a fixed θ, and
+// the effective per-row bound L_C = min(L, C).
 //
 // Exact arithmetic: for softmax (K′ = K ≥ 3 vectors) rᵢ = pᵢ − e_{yᵢ} with
 // ‖r‖₂ ≤ √2 and ‖r‖₁ ≤ 2; for binary logistic (K′ = 1) r = σ(s) − y ∈
-// [−1, 1]. With ‖x‖₂ ≤ 1 and ‖x‖₁ ≤ √F the replaced row moves G by at most
-// 2‖r‖‖x‖: Δ₂ = 2L (L = √2 or 1), Δ₁ = 2·2√F or 2√F.
+// [−1, 1]. Each row's term is clipped, sᵢ = min(1, C/(‖rᵢ‖‖xᵢ‖)), so its ℓ₂
+// norm is at most min(L, C) and its ℓ₁ norm ‖r‖₁‖x‖₁·s is at most
+// min(r₁√F, C√(K′F)) (‖r‖₁ ≤ √K′‖r‖₂, ‖x‖₁ ≤ √F‖x‖₂). The replaced row moves
+// G by at most twice the row bound.
 //
-// Floating point: the computed residuals satisfy the same bounds up to a
-// factor 1 + γ_{K+4} (softmax weights are non-negative and sum to at most
-// 1 + γ_{K+2}), and the computed sum differs from the exact sum of the
-// computed terms by at most γ_m·Σᵢ‖r̂ᵢ‖‖xᵢ‖ ≤ γ_m·n·L̂ in ℓ₂ (and in ℓ₁ with
-// the ℓ₁ norms), m = chunkRows + ⌈n/chunkRows⌉ + 2 the longest chain of
+// Floating point: the computed residuals satisfy the unclipped bounds up
+// to 1 + γ_{K+4} (softmax weights are non-negative and sum to at most
+// 1 + γ_{K+2}); the computed norms err by γ_{K′+2} and γ_{F+2}, the scale
+// and the product by a few more roundings, so a clipped row has norm at
+// most C(1 + γ_{K′+F+10}). The computed sum differs from the exact sum of
+// the computed terms by at most γ_m·Σᵢ‖termᵢ‖ ≤ γ_m·n·(row bound) in ℓ₂
+// (and in ℓ₁), m = chunkRows + ⌈n/chunkRows⌉ + 2 the longest chain of
 // additions (a block matrix product, then the blocks in order). Both
 // tables' errors are added.
-func sensitivity(n, f, kPrime int, binary bool) (l2, l1, lip float64) {
+func sensitivity(n, f, kPrime int, binary bool, clip float64) (l2, l1, lipC float64) {
 	lip, r1 := math.Sqrt2, 2.0
 	if binary {
 		lip, r1 = 1, 1
 	}
-	grow := (1 + gamma(float64(kPrime)+4)) * kappaHat
-	l2Row := lip * grow
-	l1Row := r1 * math.Sqrt(float64(f)) * grow
+	fv, kv := float64(f), float64(kPrime)
+	grow := (1 + gamma(kv+4)) * kappaHat
+	cgrow := 1 + gamma(kv+fv+10)
+	l2Row := math.Min(lip*grow, clip*cgrow)
+	l1Row := math.Min(r1*math.Sqrt(fv)*grow, clip*math.Sqrt(kv*fv)*cgrow)
 	m := float64(chunkRows) + math.Ceil(float64(n)/chunkRows) + 2
 	g := gamma(m)
 	l2 = 2*l2Row + 2*g*float64(n)*l2Row
 	l1 = 2*l1Row + 2*g*float64(n)*l1Row
-	return l2, l1, lip
+	return l2, l1, math.Min(lip, clip)
 }
 
 // plan is the calibrated release: T steps of noise σ (Gaussian) or b
@@ -92,7 +102,8 @@ type plan struct {
 	horizon float64 // τ = η·T
 	eta     float64 // step size η
 	l2, l1  float64 // sensitivities of one gradient sum
-	lip     float64 // L
+	lip     float64 // L_C = min(L, C), the per-row gradient bound
+	clip    float64 // C
 	sigma   float64 // Gaussian σ per coordinate and step (δ > 0)
 	scale   float64 // Laplace b per coordinate and step (δ = 0)
 	ratio   float64 // the composed Gaussian ratio √T·Δ₂/σ charged (δ > 0)
@@ -113,7 +124,18 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 		return plan{}, fmt.Errorf("steps must be in [1, %d], got %d", MaxSteps, p.steps)
 	}
 	T := float64(p.steps)
-	p.l2, p.l1, p.lip = sensitivity(cfg.N, f, kPrime, binary)
+	lip := math.Sqrt2
+	if binary {
+		lip = 1
+	}
+	p.clip = cfg.Clip
+	if p.clip == 0 {
+		p.clip = ClipFraction * lip
+	}
+	if !(p.clip > 0) || math.IsInf(p.clip, 0) {
+		return plan{}, fmt.Errorf("clip must be positive and finite (or 0 for the default), got %v", cfg.Clip)
+	}
+	p.l2, p.l1, p.lip = sensitivity(cfg.N, f, kPrime, binary, p.clip)
 	if cfg.Delta > 0 {
 		// T adaptive Gaussian releases of ratio Δ₂/σ compose to
 		// ½T(Δ₂/σ)²-zCDP: one Gaussian event of ratio √T·Δ₂/σ.
@@ -164,9 +186,9 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 	return p, nil
 }
 
-// defaultHorizon is τ = HorizonScale·n·R/(L·√(K′F)), clamped to
+// defaultHorizon is τ = HorizonScale·n·R/(L_C·√(K′F)), clamped to
 // [MinHorizon, MaxHorizon]: the horizon that balances the two terms
-// ‖θ*‖²/(2τ) and τ·K′F·2L²/(R²n²) of the averaged-iterate bound (§4) when
+// ‖θ*‖²/(2τ) and τ·K′F·2L_C²/(R²n²) of the averaged-iterate bound (§7) when
 // the noise dominates, with ‖θ*‖ = 2·HorizonScale.
 func defaultHorizon(n, f, kPrime int, lip, snr float64) float64 {
 	tau := HorizonScale * float64(n) * snr / (lip * math.Sqrt(float64(kPrime*f)))

@@ -33,8 +33,10 @@ func testConfig(d, k, n int, eps, delta float64) Config {
 	return cfg
 }
 
-// TestScales checks the planned constants by hand: Δ₂ = 2√2 (softmax) or 2
-// (binary), Δ₁ = 4√F or 2√F, up to a rounding slack below 10⁻⁷ relative (n ≤ 5·10⁴);
+// TestScales checks the planned constants by hand: the row bound is
+// L_C = min(L, C) with L = √2 (softmax) or 1 (binary) and C = L/4 by
+// default; Δ₂ = 2L_C, Δ₁ = 2·min(2√F or √F, C√(K′F)), up to a rounding
+// slack below 10⁻⁷ relative (n ≤ 5·10⁴);
 // δ > 0: σ = GaussianSigma(√T·Δ₂, ε, δ) and one Gaussian event of ratio
 // √T·Δ₂/σ; δ = 0: b = Δ₁·T/ε and T Laplace events of ε/T; η = τ/T with the
 // default τ = 15·n·R/(L√(K′F)).
@@ -49,11 +51,14 @@ func TestScales(t *testing.T) {
 		p := tr.p
 		f := float64(c.d + 1)
 		binary := c.k == 2
-		lip, l1 := math.Sqrt2, 4*math.Sqrt(f)
+		lip, r1 := math.Sqrt2, 2.0
 		kp := float64(c.k)
 		if binary {
-			lip, l1, kp = 1, 2*math.Sqrt(f), 1
+			lip, r1, kp = 1, 1, 1
 		}
+		clip := ClipFraction * lip
+		l1 := 2 * math.Min(r1*math.Sqrt(f), clip*math.Sqrt(kp*f))
+		lip = math.Min(lip, clip)
 		wantT := c.steps
 		if wantT == 0 {
 			wantT = DefaultSteps
@@ -107,20 +112,25 @@ func TestScales(t *testing.T) {
 			t.Fatalf("%+v: τ %v η %v, want %v, %v", c, p.horizon, p.eta, tau, tau/T)
 		}
 	}
-	// An explicit horizon and step count are used as given.
+	// An explicit horizon, step count and clip are used as given; a clip
+	// above L changes nothing (the row bound is min(L, C)).
 	cfg := testConfig(3, 4, 100, 1, 1e-6)
-	cfg.Steps, cfg.Horizon = 17, 5
+	cfg.Steps, cfg.Horizon, cfg.Clip = 17, 5, 0.5
 	tr := mustPlan(t, cfg)
-	if tr.p.steps != 17 || tr.p.horizon != 5 || !near(tr.p.eta, 5.0/17, 1e-15) {
+	if tr.p.steps != 17 || tr.p.horizon != 5 || !near(tr.p.eta, 5.0/17, 1e-15) || tr.p.clip != 0.5 || !near(tr.p.l2, 1, 1e-9) {
 		t.Fatalf("explicit: %+v", tr.p)
+	}
+	cfg.Clip = 10
+	if tr := mustPlan(t, cfg); !near(tr.p.l2, 2*math.Sqrt2, 1e-9) {
+		t.Fatalf("clip above L: Δ₂ = %v", tr.p.l2)
 	}
 }
 
 // TestRoundingSlack: the floating-point term of the sensitivity is tiny at
 // practical n and grows with n.
 func TestRoundingSlack(t *testing.T) {
-	small, _, _ := sensitivity(1000, 10, 5, false)
-	big, _, _ := sensitivity(100_000_000, 10, 5, false)
+	small, _, _ := sensitivity(1000, 10, 5, false, 10)
+	big, _, _ := sensitivity(100_000_000, 10, 5, false, 10)
 	if !(small < big) || small/(2*math.Sqrt2)-1 > 1e-9 || big/(2*math.Sqrt2)-1 > 1e-3 {
 		t.Fatalf("Δ₂(n=1e3) = %v, Δ₂(n=1e8) = %v", small, big)
 	}
@@ -141,6 +151,8 @@ func TestPlanErrors(t *testing.T) {
 		func(c *Config) { c.Steps = MaxSteps + 1 },
 		func(c *Config) { c.Horizon = -1 },
 		func(c *Config) { c.Horizon = math.Inf(1) },
+		func(c *Config) { c.Clip = -1 },
+		func(c *Config) { c.Clip = math.NaN() },
 		func(c *Config) { c.Lo[0] = 2 },
 		func(c *Config) { c.N = MaxEntries },
 		func(c *Config) { c.Epsilon, c.Delta, c.Steps = 1e-6, 0, 1000 }, // ε/T below the Laplace minimum

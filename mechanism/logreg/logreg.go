@@ -27,7 +27,11 @@ type Config struct {
 	// Horizon is τ = η·T, the total step length (the step size is η = τ/T).
 	// 0 selects the default rule of defaultHorizon.
 	Horizon float64
-	N       int // public row count n ≥ 1
+	// Clip is C, the bound on each row's gradient norm: every row's
+	// gradient is scaled by min(1, C/‖∇ℓ‖) (per-row clipping), so the
+	// sensitivity is 2·min(L, C). 0 selects ClipFraction·L.
+	Clip float64
+	N    int // public row count n ≥ 1
 	// Features names the feature columns; Lo and Hi are their public
 	// catalog bounds, in the same order.
 	Features []string
@@ -107,7 +111,7 @@ func Plan(cfg Config) (*Trainer, error) {
 	if work := float64(t.p.steps) * float64(cfg.N) * float64(t.kp) * float64(t.f); work > MaxWork {
 		return nil, fmt.Errorf("logreg: steps·n·K·F = %.3g exceeds the training limit %.3g; lower steps", work, float64(MaxWork))
 	}
-	cfg.Steps, cfg.Horizon = t.p.steps, t.p.horizon
+	cfg.Steps, cfg.Horizon, cfg.Clip = t.p.steps, t.p.horizon, t.p.clip
 	cfg.Features = append([]string(nil), cfg.Features...)
 	cfg.Classes = append([]string(nil), cfg.Classes...)
 	cfg.Lo = append([]float64(nil), cfg.Lo...)
@@ -141,7 +145,8 @@ func (t *Trainer) Params() map[string]float64 {
 		"steps":          float64(t.p.steps),
 		"horizon":        t.p.horizon,
 		"step_size":      t.p.eta,
-		"lipschitz":      t.p.lip,
+		"clip":           t.p.clip,
+		"row_bound":      t.p.lip,
 		"sensitivity_l2": t.p.l2,
 	}
 	if t.cfg.Delta > 0 {
@@ -172,7 +177,7 @@ func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 		return nil, err
 	}
 	start := time.Now()
-	prob := newProblem(X, y, t.prep, t.kp, t.binary, t.workers)
+	prob := newProblem(X, y, t.prep, t.kp, t.binary, t.workers, t.p.clip)
 	prob.trace = t.trace
 	theta, err := prob.descend(t.p.steps, t.p.eta, t.addNoise)
 	if err != nil {
@@ -222,6 +227,6 @@ func (t *Trainer) fit(X [][]float64, y []int, steps int, eta float64) ([]float64
 	if err := t.checkInput(X, y); err != nil {
 		return nil, err
 	}
-	prob := newProblem(X, y, t.prep, t.kp, t.binary, t.workers)
+	prob := newProblem(X, y, t.prep, t.kp, t.binary, t.workers, t.p.clip)
 	return prob.descend(steps, eta, func([]float64) error { return nil })
 }

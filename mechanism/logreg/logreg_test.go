@@ -138,7 +138,8 @@ func TestResidual(t *testing.T) {
 }
 
 // TestGradientMatchesDefinition: the blocked gradient sum equals the
-// direct Σᵢ (softmax(Θxᵢ) − e_{yᵢ}) ⊗ xᵢ, across several blocks.
+// direct Σᵢ sᵢ(softmax(Θxᵢ) − e_{yᵢ}) ⊗ xᵢ with the clipping factor
+// sᵢ = min(1, C/(‖rᵢ‖‖xᵢ‖)), across several blocks.
 func TestGradientMatchesDefinition(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const d, k = 4, 3
@@ -160,6 +161,18 @@ func TestGradientMatchesDefinition(t *testing.T) {
 			}
 		}
 		residual(s, ds.y[i], false)
+		var rn, xn float64
+		for c := range s {
+			rn += s[c] * s[c]
+		}
+		for _, v := range x {
+			xn += v * v
+		}
+		if g := math.Sqrt(rn * xn); g > tr.p.clip {
+			for c := range s {
+				s[c] *= tr.p.clip / g
+			}
+		}
 		for c := 0; c < k; c++ {
 			for j, v := range x {
 				want[c*(d+1)+j] += s[c] * v

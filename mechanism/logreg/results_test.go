@@ -12,6 +12,7 @@ package logreg
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -115,19 +116,18 @@ func TestTuneLogReg(t *testing.T) {
 		}
 	}
 	type variant struct {
-		c     float64
-		steps int
-		delta float64
+		c, clip float64 // horizon scale; clip as a fraction of L
+		steps   int
+		delta   float64
 	}
 	var variants []variant
-	for _, c := range []float64{5, 10, 15, 25, 40} {
-		variants = append(variants, variant{c, 100, 1e-5})
-	}
-	variants = append(variants, variant{15, 30, 1e-5}, variant{15, 300, 1e-5})
-	for _, c := range []float64{5, 15, 40} {
-		for _, s := range []int{1, 2, 4} {
-			variants = append(variants, variant{c, s, 0})
+	for _, clip := range []float64{1, 0.5, 0.25, 0.125} {
+		for _, c := range []float64{8, 15, 30} {
+			variants = append(variants, variant{c, clip, 100, 1e-5})
 		}
+	}
+	for _, clip := range []float64{1, 0.25} {
+		variants = append(variants, variant{15, clip, 1, 0})
 	}
 	reps := 4
 	for _, s := range setups {
@@ -142,6 +142,10 @@ func TestTuneLogReg(t *testing.T) {
 					}
 					cfg := train.config(len(train.x), eps, v.delta)
 					cfg.Steps = v.steps
+					cfg.Clip = v.clip * math.Sqrt2
+					if len(train.classes) == 2 {
+						cfg.Clip = v.clip
+					}
 					// The default rule with HorizonScale replaced by c.
 					probe, err := Plan(cfg)
 					if err != nil {
@@ -159,7 +163,7 @@ func TestTuneLogReg(t *testing.T) {
 					accs = append(accs, accuracy(t, m, val))
 				}
 				m, _ := meanSD(accs)
-				line = append(line, fmt.Sprintf("%s%g/T%d:%.3f", map[bool]string{true: "G", false: "L"}[v.delta > 0], v.c, v.steps, m))
+				line = append(line, fmt.Sprintf("%s c%g C%gL T%d:%.3f", map[bool]string{true: "G", false: "L"}[v.delta > 0], v.c, v.clip, v.steps, m))
 			}
 			t.Logf("%-18s ε=%-4g %s", s.name, eps, strings.Join(line, " "))
 		}

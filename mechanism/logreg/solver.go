@@ -22,6 +22,8 @@ const maxThetaNorm = 1e100
 // (multiclass, K′ = K) or 0/1 (binary, K′ = 1, Classes[1] ↦ 1).
 type problem struct {
 	x       []float64
+	xnorm   []float64 // ‖xᵢ‖₂ of every scaled row
+	clip    float64   // C
 	y       []int
 	n, f    int
 	kp      int
@@ -32,11 +34,16 @@ type problem struct {
 	trace func(theta, noisy []float64)
 }
 
-func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary bool, workers int) *problem {
+func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary bool, workers int, clip float64) *problem {
 	n, f := len(X), prep.Dim()
-	p := &problem{x: make([]float64, n*f), y: append([]int(nil), y...), n: n, f: f, kp: kp, binary: binary, workers: workers}
+	p := &problem{x: make([]float64, n*f), xnorm: make([]float64, n), clip: clip, y: append([]int(nil), y...), n: n, f: f, kp: kp, binary: binary, workers: workers}
 	for i, row := range X {
-		prep.Transform(p.x[i*f:(i+1)*f], row)
+		z := prep.Transform(p.x[i*f:(i+1)*f], row)
+		var s float64
+		for _, v := range z {
+			s += v * v
+		}
+		p.xnorm[i] = math.Sqrt(s)
 	}
 	return p
 }
@@ -93,7 +100,9 @@ func (p *problem) chunkGrad(c int, theta, out []float64, buf *chunkBuf) {
 	// S = X_c Θᵀ (rows × K′).
 	blas64.Gemm(blas.NoTrans, blas.Trans, 1, xc, th, 0, s)
 	for r := 0; r < rows; r++ {
-		residual(s.Data[r*kp:(r+1)*kp], p.y[lo+r], p.binary)
+		res := s.Data[r*kp : (r+1)*kp]
+		residual(res, p.y[lo+r], p.binary)
+		clipRow(res, p.xnorm[lo+r], p.clip)
 	}
 	// G_c = Rᵀ X_c (K′ × F).
 	o := blas64.General{Rows: kp, Cols: f, Stride: f, Data: out}
@@ -139,6 +148,21 @@ func residual(s []float64, y int, binary bool) {
 		s[k] = pk
 	}
 	s[y]--
+}
+
+// clipRow scales the residual r of a row with ‖x‖ = xnorm so that the
+// row's gradient r ⊗ x has norm at most C: r ← r·min(1, C/(‖r‖‖x‖)).
+func clipRow(r []float64, xnorm, c float64) {
+	var s float64
+	for _, v := range r {
+		s += v * v
+	}
+	if g := math.Sqrt(s) * xnorm; g > c {
+		k := c / g
+		for i := range r {
+			r[i] *= k
+		}
+	}
 }
 
 // descend runs T noisy gradient steps from θ₀ = 0 and returns the average
