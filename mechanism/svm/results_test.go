@@ -303,6 +303,65 @@ func TestResultsDefaultRule(t *testing.T) {
 	}
 }
 
+// TestResultsDimRule is how the default d̂ was chosen: accuracy of the rbf
+// kernel at the default C for each d̂ ∈ {8, …, 128}, on the training data
+// of TestResultsDefaultRule, pure ε.
+func TestResultsDimRule(t *testing.T) {
+	fixedTrain := func(d dataset) dataset {
+		var tr dataset
+		tr.names = d.names
+		for i := range d.x {
+			if i%5 != 0 {
+				tr.x, tr.y = append(tr.x, d.x[i]), append(tr.y, d.y[i])
+			}
+		}
+		return tr
+	}
+	box := func(k int) func(dataset, int) Config {
+		return func(d dataset, n int) Config { c := unitBoxConfig(d, k); c.N = n; return c }
+	}
+	sets := []resultSet{
+		{"breast_cancer (train rows)", fixedTrain(loadCSV(t, "breast_cancer.csv")), 2, breastCancerConfig},
+		{"xor n=10⁴", syntheticXOR(10_000, 5, 555), 2, box(2)},
+		{"5-class n=10⁴", syntheticMulticlass(10_000, 10, 5, 777), 5, box(5)},
+	}
+	dims := []int{8, 16, 32, 64, 128}
+	for _, s := range sets {
+		for _, eps := range []float64{0.1, 1, 10} {
+			line := fmt.Sprintf("| %s | %v |", s.name, eps)
+			cfg0 := s.cfg(s.d, len(s.d.x)*4/5)
+			cfg0.Kernel, cfg0.Epsilon = KernelRBF, eps
+			line += fmt.Sprintf(" %d |", mustPlan(t, cfg0).Config().Dim)
+			for _, dim := range dims {
+				var acc []float64
+				for run := 0; run < 5; run++ {
+					rng := rand.New(rand.NewPCG(uint64(run), 99))
+					tr, te := randomSplit(s.d, rng)
+					cfg := s.cfg(tr, len(tr.x))
+					cfg.Kernel, cfg.Epsilon, cfg.Dim = KernelRBF, eps, dim
+					p := mustPlan(t, cfg)
+					ws, err := p.fit(tr.x, tr.y)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for r := 0; r < 4; r++ {
+						noisy := make([][]float64, len(ws))
+						for k := range ws {
+							noisy[k] = append([]float64(nil), ws[k]...)
+						}
+						if err := p.release(noisy); err != nil {
+							t.Fatal(err)
+						}
+						acc = append(acc, testAccuracy(t, p, noisy, te))
+					}
+				}
+				line += fmt.Sprintf(" %.3f |", mean(acc))
+			}
+			t.Log(line)
+		}
+	}
+}
+
 // cpuSeconds returns the user + system CPU time of the process so far: on a
 // shared machine it measures the work independently of the load (on an
 // otherwise idle machine with GOMAXPROCS cores the wall time is about

@@ -70,7 +70,7 @@ const (
 	// MaxWork caps T·n·F·K, the number of multiply-add pairs (one in the
 	// margin, one in the gradient) of a training run: calls above it are
 	// refused before anything is charged.
-	MaxWork = 1 << 38
+	MaxWork = 1 << 37
 )
 
 // Config describes one DP_SVM_TRAIN call. Every field is public: it comes
