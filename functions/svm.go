@@ -19,7 +19,7 @@ func (e *Env) dpSVMTrain(ctx *sql.Context, args []any) (any, error) {
 		return nil, err
 	}
 	ref, eps, o := a.ref, a.eps, a.opts
-	cfg := svm.Config{Kernel: a.kernel, Epsilon: eps}
+	cfg := svm.Config{Kernel: a.kernel, Epsilon: eps, Stop: stopOf(ctx)}
 	if cfg.C, err = o.positive("c"); err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func planLogReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := logreg.Config{Epsilon: a.eps, Delta: delta}
+	cfg := logreg.Config{Epsilon: a.eps, Delta: delta, Stop: stopOf(a.ref.ctx)}
 	if cfg.Steps, err = a.opts.positiveInt("steps"); err != nil {
 		return nil, err
 	}

@@ -22,6 +22,10 @@ const (
 
 // Config is the public input of a DP_LMGC_TRAIN release.
 type Config struct {
+	// Stop ends the computation early when the query is killed (KILL QUERY
+	// / KILL); it is checked between iterations only, and a stopped
+	// training returns mechanism.ErrStopped. The zero value never stops.
+	Stop     mechanism.Stop
 	Epsilon  float64   // ε requested by the analyst, > 0
 	Lambda   float64   // λ, weight of the trace regulariser; 0 means DefaultLambda
 	H        float64   // Huber width h; 0 means DefaultH
@@ -206,7 +210,11 @@ func (p *Trainer) train(X [][]float64, y []int, opt trainOptions) (*mechanism.Mo
 		b = p.objectiveNoise()
 	}
 	prob := newProblem(C, D, xs, labels, p.cfg.H, p.cfg.Lambda, delta, b)
+	prob.stop = p.cfg.Stop
 	sol := prob.solve(float64(C)*cal.Curvature+delta, iters)
+	if err := p.cfg.Stop.Err(); err != nil {
+		return nil, solution{}, err
+	}
 	phi := append([]float64(nil), sol.phi...)
 	if !opt.noiseOff {
 		if err := p.outputStep(phi); err != nil {

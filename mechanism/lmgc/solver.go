@@ -214,6 +214,9 @@ func (p *problem) solve(smooth float64, iters int) solution {
 	y := append([]float64(nil), x...)
 	g := make([]float64, size)
 	for k := 1; k <= iters; k++ {
+		if p.stop.Stopped() {
+			break // killed: the caller discards the result
+		}
 		p.eval(y, g)
 		p.projectedStep(y, g, xn, smooth)
 		for i := range y {

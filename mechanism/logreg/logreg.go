@@ -17,6 +17,10 @@ import (
 // it comes from the SQL call or the catalog, never from the rows. Zero
 // values of Steps and Horizon select the documented defaults.
 type Config struct {
+	// Stop ends the computation early when the query is killed (KILL QUERY
+	// / KILL); it is checked between iterations only, and a stopped
+	// training returns mechanism.ErrStopped. The zero value never stops.
+	Stop    mechanism.Stop
 	Epsilon float64 // ε > 0
 	// Delta is δ: δ ∈ (0, 1) gives discrete Gaussian noise on each gradient
 	// (composed as one Gaussian event); 0 gives pure ε with Laplace noise.
@@ -179,6 +183,7 @@ func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 	start := time.Now()
 	prob := newProblem(X, y, t.prep, t.kp, t.binary, t.workers, t.p.clip)
 	prob.trace = t.trace
+	prob.stop = t.cfg.Stop
 	theta, err := prob.descend(t.p.steps, t.p.eta, t.addNoise)
 	if err != nil {
 		return nil, err

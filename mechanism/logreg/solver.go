@@ -32,6 +32,8 @@ type problem struct {
 	// trace, if set (tests only), sees θ_t and the released noisy
 	// gradient sum of every step.
 	trace func(theta, noisy []float64)
+	// stop ends the descent when the query is killed (result discarded).
+	stop mechanism.Stop
 }
 
 func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary bool, workers int, clip float64) *problem {
@@ -180,6 +182,9 @@ func (p *problem) descend(steps int, eta float64, addNoise func([]float64) error
 	}
 	step := eta / float64(p.n)
 	for t := 0; t < steps; t++ {
+		if err := p.stop.Err(); err != nil {
+			return nil, err // killed: checked between steps (a public schedule)
+		}
 		p.gradSum(theta, g, slots)
 		if err := addNoise(g); err != nil {
 			return nil, err

@@ -110,6 +110,9 @@ type gd struct {
 	a, b  float64
 	iters int
 	done  int // steps executed (always iters; observed by the tests)
+	// stop ends the loop early only when the query is killed (then the
+	// result is discarded): checked between iterations, a public schedule.
+	stop mechanism.Stop
 }
 
 // run returns the K weight vectors after iters iterations from w = 0.
@@ -118,6 +121,9 @@ func (g *gd) run() [][]float64 {
 	w := make([]float64, k*f)
 	st := g.newState()
 	for it := 0; it < g.iters; it++ {
+		if g.stop.Stopped() {
+			break
+		}
 		g.step(w, st)
 		g.done++
 	}

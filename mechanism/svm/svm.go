@@ -77,6 +77,10 @@ const (
 // from the SQL call or the catalog, never from the rows. Zero values of C,
 // Dim, Gamma, HuberH, Loss and Kernel select the documented defaults.
 type Config struct {
+	// Stop ends the computation early when the query is killed (KILL QUERY
+	// / KILL); it is checked between iterations only, and a stopped
+	// training returns mechanism.ErrStopped. The zero value never stops.
+	Stop    mechanism.Stop
 	Kernel  string  // linear (default), rbf, laplacian or cauchy
 	Loss    string  // huber (default) or logistic; hinge is refused
 	C       float64 // regularisation C ∈ [MinC, MaxCBeta/β_ℓ] (default: defaultC)
@@ -463,6 +467,9 @@ func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := t.cfg.Stop.Err(); err != nil {
+		return nil, err
+	}
 	if err := t.release(ws); err != nil {
 		return nil, err
 	}
@@ -486,7 +493,7 @@ func (t *Trainer) fit(X [][]float64, y []int) ([][]float64, error) {
 	log := logrus.WithFields(logrus.Fields{"mechanism": "svm", "kernel": t.cfg.Kernel, "loss": t.cfg.Loss, "n": t.cfg.N, "F": t.f, "models": t.k, "iterations": t.iters})
 	fc := buildCache(X, t.scaler, t.rff)
 	log.WithField("elapsed", time.Since(start).Round(time.Millisecond).String()).Debug("svm: feature cache built")
-	g := &gd{fc: fc, cls: make([]int32, len(y)), loss: t.loss, a: t.a, b: t.b, iters: t.iters}
+	g := &gd{fc: fc, cls: make([]int32, len(y)), loss: t.loss, a: t.a, b: t.b, iters: t.iters, stop: t.cfg.Stop}
 	for i, c := range y {
 		g.cls[i] = int32(c)
 	}
