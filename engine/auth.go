@@ -196,6 +196,9 @@ func (m *authMethod) HandleAuthPluginData(c *mysql.Conn, user string, serverData
 	}
 	ip := hostOf(remote)
 	if m.t != nil && m.t.locked(user, ip) {
+		// Guessing on while locked extends the lock: a locked account
+		// stays locked for as long as someone keeps trying.
+		m.t.failed(user, ip)
 		return nil, accessDenied(user)
 	}
 	g, err := m.AuthMethod.HandleAuthPluginData(c, user, serverData, clientData, remote)
