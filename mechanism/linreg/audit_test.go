@@ -113,7 +113,7 @@ func xySampler(t testing.TB, tr *Trainer) audit.Sampler {
 // passes.
 func TestAuditGaussianXyPass(t *testing.T) {
 	tr := gaussTrainer(t)
-	audit.RequirePass(t, xySampler(t, tr), auditEps, audit.Config{N: 200000, Delta: auditDelta})
+	audit.RequirePass(t, xySampler(t, tr), auditEps, audit.Config{N: 60000, Delta: auditDelta})
 }
 
 // TestAuditGaussianXySensitivityHalvedCaught is an expected failure: a
@@ -123,7 +123,7 @@ func TestAuditGaussianXyPass(t *testing.T) {
 func TestAuditGaussianXySensitivityHalvedCaught(t *testing.T) {
 	tr := gaussTrainer(t)
 	tr.gauss.sigmaC /= 2
-	audit.RequireCatch(t, xySampler(t, tr), auditEps, audit.Config{N: 200000, Delta: auditDelta})
+	audit.RequireCatch(t, xySampler(t, tr), auditEps, audit.Config{N: 60000, Delta: auditDelta})
 }
 
 // laplaceLoss returns Σ(|o − m₀| − |o − m₁|)/b, the Laplace privacy loss.

@@ -75,7 +75,7 @@ func oneStep(t testing.TB, d, k int, eps, delta float64) *Trainer {
 // 0.94·Δ₂.
 func TestAuditSoftmaxStep(t *testing.T) {
 	tr := oneStep(t, 8, 3, auditEps, auditDelta)
-	audit.RequirePass(t, stepSampler(t, tr), auditEps, audit.Config{N: 100000, Delta: auditDelta})
+	audit.RequirePass(t, stepSampler(t, tr), auditEps, audit.Config{N: 50000, Delta: auditDelta})
 }
 
 // boundarySampler audits the release step at its calibrated bound: two
@@ -102,14 +102,14 @@ func boundarySampler(t testing.TB, tr *Trainer) audit.Sampler {
 // (K = 3, d = 1: six coordinates).
 func TestAuditSoftmaxBoundary(t *testing.T) {
 	tr := oneStep(t, 1, 3, auditEps, auditDelta)
-	audit.RequirePass(t, boundarySampler(t, tr), auditEps, audit.Config{N: 200000, Delta: auditDelta})
+	audit.RequirePass(t, boundarySampler(t, tr), auditEps, audit.Config{N: 100000, Delta: auditDelta})
 }
 
 // TestAuditSoftmaxHalvedSigmaCaught is an expected failure.
 func TestAuditSoftmaxHalvedSigmaCaught(t *testing.T) {
 	tr := oneStep(t, 1, 3, auditEps, auditDelta)
 	tr.p.sigma /= 2
-	audit.RequireCatch(t, boundarySampler(t, tr), auditEps, audit.Config{N: 200000, Delta: auditDelta})
+	audit.RequireCatch(t, boundarySampler(t, tr), auditEps, audit.Config{N: 100000, Delta: auditDelta})
 }
 
 // TestAuditSoftmaxClipSkippedCaught is an expected failure: σ calibrated
@@ -124,7 +124,7 @@ func TestAuditSoftmaxClipSkippedCaught(t *testing.T) {
 // TestAuditBinaryStep: the binary gradient release passes.
 func TestAuditBinaryStep(t *testing.T) {
 	tr := oneStep(t, 8, 2, auditEps, auditDelta)
-	audit.RequirePass(t, stepSampler(t, tr), auditEps, audit.Config{N: 100000, Delta: auditDelta})
+	audit.RequirePass(t, stepSampler(t, tr), auditEps, audit.Config{N: 50000, Delta: auditDelta})
 }
 
 // TestAuditBinaryAddRemoveSensitivityCaught is an expected failure: the
@@ -132,7 +132,7 @@ func TestAuditBinaryStep(t *testing.T) {
 func TestAuditBinaryAddRemoveSensitivityCaught(t *testing.T) {
 	tr := oneStep(t, 8, 2, auditEps, auditDelta)
 	tr.p.sigma /= 2
-	audit.RequireCatch(t, stepSampler(t, tr), auditEps, audit.Config{N: 100000, Delta: auditDelta})
+	audit.RequireCatch(t, stepSampler(t, tr), auditEps, audit.Config{N: 50000, Delta: auditDelta})
 }
 
 // TestAuditLaplaceStep: the pure-ε release (K = 3, d = 2) passes at ε.
@@ -141,12 +141,40 @@ func TestAuditLaplaceStep(t *testing.T) {
 	audit.RequirePass(t, stepSampler(t, tr), 1, audit.Config{N: 30000})
 }
 
+// laplaceBoundarySampler releases two gradient sums at ℓ₁ distance exactly
+// Δ₁, spread evenly over the K′·F coordinates (the worst case for a fixed
+// ℓ₁ distance), with the plan's Laplace scale.
+func laplaceBoundarySampler(t testing.TB, tr *Trainer) audit.Sampler {
+	dim := tr.kp * tr.f
+	g0, g1 := make([]float64, dim), make([]float64, dim)
+	for i := range g1 {
+		g1[i] = tr.p.l1 / float64(dim)
+	}
+	return func(side int) float64 {
+		o := append([]float64(nil), g0...)
+		if side == 1 {
+			copy(o, g1)
+		}
+		if err := tr.addNoise(o); err != nil {
+			t.Fatal(err)
+		}
+		return loss(tr, o, g0, g1)
+	}
+}
+
+// TestAuditLaplaceBoundary: the pure-ε step passes at its ℓ₁ bound.
+func TestAuditLaplaceBoundary(t *testing.T) {
+	tr := oneStep(t, 2, 3, 1, 0)
+	audit.RequirePass(t, laplaceBoundarySampler(t, tr), 1, audit.Config{N: 30000})
+}
+
 // TestAuditLaplaceL2ScaleCaught is an expected failure: Laplace noise
-// scaled to the ℓ₂ sensitivity Δ₂ instead of the ℓ₁ sensitivity Δ₁.
+// scaled to the ℓ₂ sensitivity Δ₂ instead of the ℓ₁ sensitivity Δ₁ (three
+// times too little noise here).
 func TestAuditLaplaceL2ScaleCaught(t *testing.T) {
 	tr := oneStep(t, 2, 3, 1, 0)
 	tr.p.scale = tr.p.l2 / tr.cfg.Epsilon
-	audit.RequireCatch(t, stepSampler(t, tr), 1, audit.Config{N: 30000})
+	audit.RequireCatch(t, laplaceBoundarySampler(t, tr), 1, audit.Config{N: 30000})
 }
 
 // TestAuditTrainTranscript audits the whole Train path (T = 3 steps,

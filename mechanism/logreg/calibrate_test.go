@@ -39,12 +39,12 @@ func testConfig(d, k, n int, eps, delta float64) Config {
 // slack below 10⁻⁷ relative (n ≤ 5·10⁴);
 // δ > 0: σ = GaussianSigma(√T·Δ₂, ε, δ) and one Gaussian event of ratio
 // √T·Δ₂/σ; δ = 0: b = Δ₁·T/ε and T Laplace events of ε/T; η = τ/T with the
-// default τ = 15·n·R/(L√(K′F)).
+// default τ = 15·n·R/(L_C√(K′F)) clamped to [1, 200·T].
 func TestScales(t *testing.T) {
 	for _, c := range []struct {
 		d, k, n, steps int
 		eps, delta     float64
-	}{{4, 2, 1000, 0, 1, 1e-5}, {4, 3, 1000, 0, 1, 1e-5}, {10, 20, 50000, 7, 0.3, 1e-6}, {4, 2, 1000, 0, 1, 0}, {10, 5, 300, 3, 2, 0}} {
+	}{{4, 2, 1000, 0, 1, 1e-5}, {4, 3, 1000, 0, 1, 1e-5}, {10, 20, 50000, 7, 0.3, 1e-6}, {4, 2, 1000, 0, 1, 0}, {10, 5, 300, 3, 2, 0}, {3, 2, 200000, 0, 10, 1e-5}} {
 		cfg := testConfig(c.d, c.k, c.n, c.eps, c.delta)
 		cfg.Steps = c.steps
 		tr := mustPlan(t, cfg)
@@ -107,7 +107,7 @@ func TestScales(t *testing.T) {
 			snr = 2 * lip * math.Sqrt(T) / (math.Sqrt2 * p.scale)
 		}
 		tau := HorizonScale * float64(c.n) * snr / (lip * math.Sqrt(kp*f))
-		tau = math.Min(MaxHorizon, math.Max(MinHorizon, tau))
+		tau = math.Min(MaxStepSize*T, math.Max(MinHorizon, tau))
 		if !near(p.horizon, tau, 1e-12) || !near(p.eta, tau/T, 1e-12) {
 			t.Fatalf("%+v: τ %v η %v, want %v, %v", c, p.horizon, p.eta, tau, tau/T)
 		}
