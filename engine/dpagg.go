@@ -78,6 +78,7 @@ type dpAggQuery struct {
 	keys           []keyCol
 	sumCols        []int // table positions of summed columns
 	sumNames       []string
+	sumReads       []catalog.Read // public transform and clip of each summed column
 	outs           []outCol
 	out            sql.Schema
 	plan           *agg.Plan
@@ -203,6 +204,7 @@ func (g *guard) planDPAgg(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 		sumIdx[p] = len(q.sumCols)
 		q.sumCols = append(q.sumCols, p)
 		q.sumNames = append(q.sumNames, name)
+		q.sumReads = append(q.sumReads, t.ReadOf(name))
 		return len(q.sumCols) - 1, nil
 	}
 	for _, se := range gb.SelectedExprs {
@@ -483,7 +485,7 @@ func (q *dpAggQuery) compute(ctx *sql.Context, env *functions.Env) (*agg.Result,
 			if !ok {
 				f = math.NaN()
 			}
-			vals[i] = f
+			vals[i] = functions.ReadValue(q.sumReads[i], f)
 		}
 		acc.Row(g, vals)
 		return nil
@@ -559,6 +561,9 @@ func (q *dpAggQuery) warn(ctx *sql.Context, r *agg.Result, cached bool) {
 		ctx.Warn(1105, "dp: %s %s ε = %v for %d group(s); COUNT(*) has Laplace noise of scale %.6g (ε = %.6g)", q.key, charged, q.eps, q.groups, r.CountScale, q.plan.EpsCount)
 	}
 	for i, name := range q.sumNames {
+		if tf := q.sumReads[i].Transform; tf != "" {
+			name = tf + "(" + name + ")"
+		}
 		ctx.Warn(1105, "dp: SUM/AVG(%s) use a centred sum with Laplace noise of scale %.6g (ε = %.6g, bounds [%v, %v]) and the noisy count", name, r.SumScale[i], q.plan.EpsSum[i], q.plan.Sums[i].Lo, q.plan.Sums[i].Hi)
 	}
 }
@@ -588,7 +593,7 @@ func (q *dpAggQuery) computeSelect(env *functions.Env, cols []string) (*agg.Resu
 			if !isNum {
 				f = math.NaN()
 			}
-			vals[i] = f
+			vals[i] = functions.ReadValue(q.sumReads[i], f)
 		}
 		key := ""
 		if ok {

@@ -19,6 +19,7 @@ import (
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/functions"
+	"github.com/dpsql/dpsql/mechanism"
 )
 
 // ErrProtected is returned to analysts for any SQL path to a protected table.
@@ -142,9 +143,15 @@ func (g *guard) validateRow(db, table string, t catalog.Table, row sql.Row) erro
 			continue
 		}
 		name := strings.ToLower(c.Name)
-		if b, ok := t.Bounds[name]; ok {
+		if b, ok := t.Bounds[name]; ok && !t.Clip[name] {
 			f, ok := toFloat(row[i])
+			// Bounds are on the scale of the declared transform, if any.
+			tf := t.Transforms[name]
+			f = mechanism.ApplyTransform(tf, f)
 			if !ok || math.IsNaN(f) || f < b.Lo || f > b.Hi {
+				if tf != "" {
+					return fmt.Errorf("value %v of column %s is outside its declared bounds [%v, %v] for %s (on the %s scale; declare the bounds with 'clip' to keep such values)", row[i], c.Name, b.Lo, b.Hi, t.Name, tf)
+				}
 				return fmt.Errorf("value %v of column %s is outside its declared bounds [%v, %v] for %s", row[i], c.Name, b.Lo, b.Hi, t.Name)
 			}
 		}

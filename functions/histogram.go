@@ -10,7 +10,6 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 
-	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/agg"
 )
 
@@ -135,7 +134,11 @@ func (e *Env) dpHistogram(ctx *sql.Context, args []any) (any, error) {
 				cuts = append(cuts, b.Lo+(b.Hi-b.Lo)*float64(i)/float64(kBins))
 			}
 		}
+		read := e.Reads(ref.key, []string{col})[0]
 		h.Note = fmt.Sprintf("values are clipped to the declared bounds [%v, %v] first; NULL is left out", b.Lo, b.Hi)
+		if read.Transform != "" {
+			h.Note = fmt.Sprintf("values are transformed by %s, then clipped to the declared bounds [%v, %v] (on the transformed scale); NULL is left out", read.Transform, b.Lo, b.Hi)
+		}
 		for i := 0; i+1 < len(cuts); i++ {
 			lo, hi := cuts[i], cuts[i+1]
 			h.Bins = append(h.Bins, HistogramBin{Label: fmt.Sprintf("[%g, %g)", lo, hi), Lo: &lo, Hi: &hi})
@@ -145,7 +148,7 @@ func (e *Env) dpHistogram(ctx *sql.Context, args []any) (any, error) {
 			if !ok || math.IsNaN(f) {
 				return -1
 			}
-			f = mechanism.Clip(f, b.Lo, b.Hi)
+			f = ReadValue(read, f)
 			// The bin whose [lo, hi) holds f; the top edge goes in the last
 			// bin; values outside the edges are left out.
 			k := len(cuts) - 1

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/lsq"
 )
 
@@ -82,7 +83,7 @@ func (e *Env) dpLSQ(ctx *sql.Context, args []any) (any, error) {
 		// accumulated while the scan runs, no copy of the table is kept.
 		cols := append(append([]string(nil), s.features...), s.label)
 		scan := func(emit func([]float64) error) error {
-			_, err := e.Store.ScanFloats(ref.db, ref.table, cols, emit)
+			_, err := e.scanDP(ref, cols, emit)
 			return err
 		}
 		m, err := tr.TrainStream(scan)
@@ -132,6 +133,8 @@ func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
 		if xq[i], err = argFloat(args, 4+i, s.features[i]); err != nil {
 			return nil, err
 		}
+		// x is raw; the model is fitted on the transformed scale.
+		xq[i] = mechanism.ApplyTransform(s.reads[i].Transform, xq[i])
 	}
 	cfg.N, cfg.Features, cfg.Lo, cfg.Hi = int(s.n), s.features, s.lo, s.hi
 	cfg.Label, cfg.LabelLo, cfg.LabelHi = s.label, s.labelLo, s.labelHi
@@ -150,6 +153,10 @@ func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
 				return nil, err
 			}
 		}
-		return pp.Predict(X, y, xq)
+		v, err := pp.Predict(X, y, xq)
+		if err != nil {
+			return nil, err
+		}
+		return mechanism.InverseTransform(s.reads[len(s.features)].Transform, v), nil
 	})
 }

@@ -180,7 +180,9 @@ func (e *Env) dpEvaluate(ctx *sql.Context, args []any) (any, error) {
 				if !ok {
 					y = nanValue
 				}
-				score.AddResidual(p.Value, y)
+				// Residuals on the scale the label bounds are declared on.
+				lt := m.LabelTransform
+				score.AddResidual(mechanism.ApplyTransform(lt, p.Value), mechanism.ApplyTransform(lt, y))
 			} else {
 				score.AddCorrect(row[d] != nil && LabelString(row[d]) == p.Class)
 			}

@@ -65,7 +65,7 @@ func (e *Env) dpQuantile(ctx *sql.Context, args []any) (any, error) {
 	}
 	return e.release(ctx, ref, "DP_QUANTILE", eps, 0, []budget.Event{m.Event()}, func() (any, error) {
 		acc := m.Accumulator()
-		if _, err := e.Store.ScanFloats(ref.db, ref.table, []string{col}, func(row []float64) error {
+		if _, err := e.scanDP(ref, []string{col}, func(row []float64) error {
 			acc.Add(row[0])
 			return nil
 		}); err != nil {

@@ -299,19 +299,26 @@ func (e *Env) ledgerView(db string) *view {
 func (e *Env) columnsView(db string) *view {
 	return newView("dp_columns", []*sql.Column{
 		col("table_name", types.Text), col("column_name", types.Text), col("lower_bound", types.Float64),
-		col("upper_bound", types.Float64), col("labels", types.Text),
+		col("upper_bound", types.Float64), col("labels", types.Text), col("clip", types.Boolean), col("transform", types.Text),
 	}, func(ctx *sql.Context) ([]sql.Row, error) {
 		var rows []sql.Row
 		for _, t := range e.Catalog.Tables() {
 			if !e.shows(ctx, db, t.Name) {
 				continue
 			}
+			// clip: rows may hold values outside the bounds (every DP read
+			// clips); transform: applied by DP reads before the bounds.
 			for c, b := range t.Bounds {
-				rows = append(rows, sql.Row{t.Name, c, b.Lo, b.Hi, nil})
+				rows = append(rows, sql.Row{t.Name, c, b.Lo, b.Hi, nil, t.Clip[c], transformName(t.Transforms[c])})
 			}
 			for c, l := range t.Labels {
 				js, _ := json.Marshal(l)
-				rows = append(rows, sql.Row{t.Name, c, nil, nil, string(js)})
+				rows = append(rows, sql.Row{t.Name, c, nil, nil, string(js), nil, nil})
+			}
+			for c, tf := range t.Transforms {
+				if _, ok := t.Bounds[c]; !ok {
+					rows = append(rows, sql.Row{t.Name, c, nil, nil, nil, nil, tf})
+				}
 			}
 		}
 		sort.Slice(rows, func(i, j int) bool {
@@ -330,4 +337,11 @@ func (e *Env) ownersView() *view {
 		}
 		return rows, nil
 	})
+}
+
+func transformName(tf string) string {
+	if tf == "" {
+		return "identity"
+	}
+	return tf
 }
