@@ -27,9 +27,9 @@ type trainSpec struct {
 	labelHi  float64
 	// reads: how DP reads see the features (then, for regression, the
 	// label): public transforms and clipping (dpread.go).
-	reads    []catalog.Read
-	n        int64
-	model    string // name for the released model
+	reads []catalog.Read
+	n     int64
+	model string // name for the released model
 }
 
 // spec resolves label= and features= from the catalog.

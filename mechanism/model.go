@@ -42,8 +42,8 @@ type Model struct {
 	// label (CALL dp_transform): the model is fitted, and LabelLo, LabelHi
 	// declared, on the transformed scale; Predict maps back to the raw one.
 	LabelTransform string `json:"label_transform,omitempty"`
-	Scaler  Scaler  `json:"scaler"`
-	RFF     *RFF    `json:"rff,omitempty"`
+	Scaler         Scaler `json:"scaler"`
+	RFF            *RFF   `json:"rff,omitempty"`
 	// Weights: SVM one vector (binary) or one per class (one-vs-rest);
 	// LSQ one vector. Each has the dimension of the feature map.
 	Weights [][]float64 `json:"weights,omitempty"`
