@@ -143,6 +143,20 @@ func TestDPTransformLog1p(t *testing.T) {
 	if m := queryFloat(t, ana, "SELECT DP_MEAN('m', 'x', 1000)"); math.Abs(m-sum/400) > 0.1 {
 		t.Fatalf("DP_MEAN on the log1p scale = %v, want ≈ %v", m, sum/400)
 	}
+	// A transformed regression label: fitted on log1p(y) = log1p(x),
+	// predictions mapped back to the raw scale, DP_EVALUATE's RMSE on the
+	// log1p scale (where the label bounds are declared).
+	mustExec(t, root, "CALL dp_bounds('m', 'y', 0, 10, 'clip')")
+	mustExec(t, root, "CALL dp_transform('m', 'y', 'log1p')")
+	reg := queryString(t, ana, "SELECT DP_TRAIN('m', 1000, 'linreg', 'label=y; features=x')")
+	for _, x := range []float64{3, 50, 2000} {
+		if p := queryFloat(t, ana, fmt.Sprintf("SELECT DP_PREDICT('%s', %v)", reg, x)); math.Abs(math.Log1p(p)-math.Log1p(x)) > 0.2 {
+			t.Fatalf("log1p-label linreg predicts %v at x = %v", p, x)
+		}
+	}
+	if r := queryFloat(t, ana, fmt.Sprintf("SELECT DP_EVALUATE('%s', 'm', 1000)", reg)); r > 0.2 {
+		t.Fatalf("RMSE on the log1p scale = %v", r)
+	}
 	// Declarations survive a restart and a bulk import honours them.
 	dir := ts.dir
 	ts.stop()
@@ -151,7 +165,6 @@ func TestDPTransformLog1p(t *testing.T) {
 	if s := queryString(t, root2, "SELECT CONCAT(transform, ':', clip) FROM dp_columns WHERE table_name = 'lab.m' AND column_name = 'x'"); s != "log1p:0" {
 		t.Fatalf("after restart dp_columns x = %q", s)
 	}
-	mustExec(t, root2, "CALL dp_bounds('m', 'y', 0, 10, 'clip')")
 	csv := filepath.Join(t.TempDir(), "more.csv")
 	if err := os.WriteFile(csv, []byte("id,x,cls,y\n2000,20000,b,500\n"), 0o600); err != nil {
 		t.Fatal(err)
