@@ -482,3 +482,29 @@ func TestDPQuantile(t *testing.T) {
 		t.Fatalf("refused calls charged: %v", s)
 	}
 }
+
+// TestAnswerCacheEviction: the cache is bounded; an evicted answer makes
+// the next identical query a new, charged release (never a free one).
+func TestAnswerCacheEviction(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 200, 100)
+	mustExec(t, root, "CALL dp_labels('people', 'town', '0,1,2')")
+	if err := ts.e.Catalog.SetAnswerCacheLimits(1, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	c := aggSession(t, ts, 1)
+	q1 := "SELECT town, COUNT(*) FROM people GROUP BY town"
+	q2 := "SELECT town, AVG(age) FROM people GROUP BY town"
+	for i, step := range []struct {
+		q      string
+		ledger int
+	}{{q1, 1}, {q1, 1}, {q2, 2}, {q2, 2}, {q1, 3}, {q1, 3}} {
+		queryRows(t, c, step.q)
+		if got := ledgerTotal(t, root); got != step.ledger {
+			t.Fatalf("step %d (%s): ledger entries %d, want %d", i, step.q, got, step.ledger)
+		}
+	}
+	if n, _ := ts.e.Catalog.AnswerCacheSize(); n != 1 {
+		t.Fatalf("cache holds %d answers, bound 1", n)
+	}
+}

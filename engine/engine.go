@@ -42,6 +42,10 @@ type Options struct {
 	// of all running releases together, in bytes (functions/limits.go):
 	// 0 means DefaultMaxReleaseMemory(), a negative value no limit.
 	MaxReleaseMemory int64
+	// AnswerCacheEntries and AnswerCacheBytes bound the DP answer cache
+	// (catalog/anscache.go); 0 means the catalog's defaults.
+	AnswerCacheEntries int
+	AnswerCacheBytes   int64
 }
 
 // Engine is an opened dpsql instance.
@@ -86,6 +90,18 @@ func (e *Engine) wire(opt Options) error {
 	}
 	if e.Catalog, err = catalog.Open(e.DB); err != nil {
 		return err
+	}
+	if opt.AnswerCacheEntries != 0 || opt.AnswerCacheBytes != 0 {
+		n, b := opt.AnswerCacheEntries, opt.AnswerCacheBytes
+		if n == 0 {
+			n = catalog.DefaultAnswerCacheEntries
+		}
+		if b == 0 {
+			b = catalog.DefaultAnswerCacheBytes
+		}
+		if err := e.Catalog.SetAnswerCacheLimits(n, b); err != nil {
+			return err
+		}
 	}
 	if e.Budget, err = budget.Open(e.DB); err != nil {
 		return fmt.Errorf("open budget: %w", err)
