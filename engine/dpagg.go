@@ -251,6 +251,13 @@ func (g *guard) planDPAgg(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 				return nil, err
 			}
 			q.outs = append(q.outs, outCol{kind: outAvg, idx: j})
+		case *aggregation.Min, *aggregation.Max:
+			// One row sets the extreme (replace it by lo or hi): the
+			// sensitivity is the whole range, the answer pure noise. A
+			// private quantile near 0 or 1 is the sound substitute.
+			return nil, aggErr("%s is not supported: one row can move a minimum or maximum across the whole declared range, so any DP answer would be noise. Use a private quantile instead, e.g. SELECT DP_QUANTILE('%s', '<column>', 0.01, <ε>) (or 0.99), or DP_HISTOGRAM over public bins", e, q.table)
+		case *aggregation.CountDistinct:
+			return nil, aggErr("%s is not supported yet in DP aggregate queries (the number of distinct values has a bound, but dpsql does not implement it). Use GROUP BY <column> with a declared domain (COUNT(*) per value) or DP_HISTOGRAM", e)
 		default:
 			return nil, aggErr("%s is not supported: a DP aggregate query selects GROUP BY columns, COUNT(*), SUM(col) and AVG(col) of bounded columns (MIN, MAX and quantiles of one row are not bounded; use DP_HISTOGRAM)", e)
 		}
