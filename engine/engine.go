@@ -121,6 +121,7 @@ func (e *Engine) wire(opt Options) error {
 		sql.SetAuthorizationHandlerFactory(authFactory{inner: sql.GetAuthorizationHandlerFactory()})
 	})
 	pro := newProvider(e.Store.Provider(), e.Env.SystemDB(), e.Env.Views, e.Env.Procedures(), e.Catalog)
+	pro.tfs = map[string]sql.TableFunction{histogramTFName: &histogramTF{env: e.Env}}
 	// The guard runs before any default rule (go-mysql-server evaluates
 	// constant filters while analysing, which would run a release) and again
 	// after validation, on the final plan.

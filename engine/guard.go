@@ -278,6 +278,13 @@ func (g *guard) rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 			}
 		case *plan.ShowVariables:
 			showVars = true
+		case *histogramTF:
+			// bi (issue 12): a ★ table function is one release only as the
+			// sole source of its statement (histtf.go).
+			if (scope != nil && !scope.IsEmpty()) || !soleHistogramSource(n, x) {
+				err = errors.New("DP_HISTOGRAM spends privacy budget and must be the only source of its statement, as SELECT … FROM DP_HISTOGRAM(…) [AS h] [WHERE/ORDER BY/LIMIT on its bins], with no join, UNION or subquery, so that it is evaluated exactly once")
+				return false
+			}
 		case *plan.InsertInto:
 			// Refused while planning, before go-mysql-server touches the
 			// table's AUTO_INCREMENT counter (the storage hook refuses the

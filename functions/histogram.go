@@ -193,3 +193,22 @@ func (e *Env) dpHistogram(ctx *sql.Context, args []any) (any, error) {
 		return string(buf), nil
 	})
 }
+
+// HistogramRelease is DP_HISTOGRAM for the table-function form
+// (SELECT * FROM DP_HISTOGRAM(…), engine/histtf.go): the same checks, the
+// same single charged release, the result decoded.
+func (e *Env) HistogramRelease(ctx *sql.Context, args []any) (*Histogram, error) {
+	v, err := e.dpHistogram(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("DP_HISTOGRAM: unexpected result %T", v)
+	}
+	var h Histogram
+	if err := json.Unmarshal([]byte(s), &h); err != nil {
+		return nil, fmt.Errorf("DP_HISTOGRAM: decode: %w", err)
+	}
+	return &h, nil
+}
