@@ -51,7 +51,7 @@ func main() {
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   dpsql serve  [--data-dir DIR] [--listen HOST:PORT] [--demo] [--demo-data DIR] [--log-format text|json] [--log-level LEVEL]
-               [--max-release-memory SIZE] [--tls-cert FILE --tls-key FILE [--require-secure-transport]]
+               [--max-release-memory SIZE] [--answer-cache-entries N] [--tls-cert FILE --tls-key FILE [--require-secure-transport]]
   dpsql import --data-dir DIR --table DB.TABLE --csv FILE
 `)
 }
