@@ -134,7 +134,9 @@ func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
 			return nil, err
 		}
 		// x is raw; the model is fitted on the transformed scale.
-		xq[i] = mechanism.ApplyTransform(s.reads[i].Transform, xq[i])
+		if i < len(s.reads) {
+			xq[i] = mechanism.ApplyTransform(s.reads[i].Transform, xq[i])
+		}
 	}
 	cfg.N, cfg.Features, cfg.Lo, cfg.Hi = int(s.n), s.features, s.lo, s.hi
 	cfg.Label, cfg.LabelLo, cfg.LabelHi = s.label, s.labelLo, s.labelHi
@@ -157,6 +159,9 @@ func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return mechanism.InverseTransform(s.reads[len(s.features)].Transform, v), nil
+		if len(s.reads) > len(s.features) {
+			v = mechanism.InverseTransform(s.reads[len(s.features)].Transform, v)
+		}
+		return v, nil
 	})
 }

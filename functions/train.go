@@ -32,6 +32,12 @@ type trainSpec struct {
 	model string // name for the released model
 }
 
+// featureReads returns the reads of the feature columns (none if the spec
+// was built without them: then values are read raw, already in bounds).
+func (s *trainSpec) featureReads() []catalog.Read {
+	return s.reads[:min(len(s.reads), len(s.features))]
+}
+
 // spec resolves label= and features= from the catalog.
 func (e *Env) spec(ref tableRef, o options, classification bool) (trainSpec, error) {
 	s := trainSpec{ref: ref}
@@ -173,7 +179,7 @@ func (e *Env) loadClassification(s trainSpec) ([][]float64, []int, error) {
 		_, err := e.Store.ScanFloats(s.ref.db, s.ref.table, cols, func(v []float64) error {
 			r := row()
 			copy(r, v[:d])
-			readRow(s.reads[:d], r)
+			readRow(s.featureReads(), r)
 			X = append(X, r)
 			cls := 0
 			if !math.IsNaN(v[d]) {
@@ -193,7 +199,7 @@ func (e *Env) loadClassification(s trainSpec) ([][]float64, []int, error) {
 			}
 			r[j] = f
 		}
-		readRow(s.reads[:d], r)
+		readRow(s.featureReads(), r)
 		X = append(X, r)
 		cls := 0
 		if v[d] != nil {
@@ -232,7 +238,7 @@ func (e *Env) saveModel(ctx *sql.Context, s trainSpec, m *mechanism.Model, param
 	m.Label, m.Features = s.label, s.features
 	// The model applies the features' public transforms to raw rows at
 	// prediction; training read them already transformed (dpread.go).
-	sc, err := m.Scaler.WithTransforms(transformsOf(s.reads[:len(s.features)]))
+	sc, err := m.Scaler.WithTransforms(transformsOf(s.featureReads()))
 	if err != nil {
 		return "", err
 	}
