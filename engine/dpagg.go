@@ -257,7 +257,11 @@ func (g *guard) planDPAgg(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 			// private quantile near 0 or 1 is the sound substitute.
 			return nil, aggErr("%s is not supported: one row can move a minimum or maximum across the whole declared range, so any DP answer would be noise. Use a private quantile instead, e.g. SELECT DP_QUANTILE('%s', '<column>', 0.01, <ε>) (or 0.99), or DP_HISTOGRAM over public bins", e, q.table)
 		case *aggregation.CountDistinct:
-			return nil, aggErr("%s is not supported yet in DP aggregate queries (the number of distinct values has a bound, but dpsql does not implement it). Use GROUP BY <column> with a declared domain (COUNT(*) per value) or DP_HISTOGRAM", e)
+			// Its sensitivity is bounded (±1 in each of at most two
+			// groups), but an exact count needs memory that grows with the
+			// number of distinct values in the rows: a data-dependent
+			// resource use (and failure path) that no public estimate bounds.
+			return nil, aggErr("%s is not supported yet in DP aggregate queries: counting distinct values exactly needs memory that grows with the rows' distinct values, which dpsql does not allow a release to depend on. Use GROUP BY <column> with a declared domain (COUNT(*) per value) or DP_HISTOGRAM", e)
 		default:
 			return nil, aggErr("%s is not supported: a DP aggregate query selects GROUP BY columns, COUNT(*), SUM(col) and AVG(col) of bounded columns (MIN, MAX and quantiles of one row are not bounded; use DP_HISTOGRAM)", e)
 		}
