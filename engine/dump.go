@@ -33,8 +33,9 @@ import (
 // protected) always creates it protected (guard hooks).
 //
 // The dpsql views (dp_budget, ...) are dumped by mysqldump as placeholder
-// tables: their DROP TABLE IF EXISTS / CREATE TABLE with the view's columns /
-// DROP VIEW IF EXISTS / CREATE VIEW answer OK without doing anything.
+// tables: their DROP TABLE IF EXISTS, CREATE TABLE with the view's columns
+// and DROP VIEW IF EXISTS answer OK without doing anything (CREATE VIEW of
+// a dpsql view name stays refused).
 
 // catalogMarker starts the dpsql part of a table comment.
 const catalogMarker = "dpsql:v1:"
@@ -170,10 +171,6 @@ func (g *guard) dumpPreRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, 
 			}
 		}
 		return noop("the dpsql views are always present: DROP VIEW IF EXISTS of them was skipped"), transform.NewTree, nil
-	case *plan.CreateView:
-		if isView(x.Name) {
-			return noop(fmt.Sprintf("%s is a dpsql view, always present: the dumped CREATE VIEW was skipped", x.Name)), transform.NewTree, nil
-		}
 	}
 	return n, transform.SameTree, nil
 }
