@@ -19,7 +19,7 @@ import (
 func dumpTable(t *testing.T, db *sql.DB, table string) []string {
 	t.Helper()
 	var name, ddl string
-	if err := db.QueryRow("SHOW CREATE TABLE " + table).Scan(&name, &ddl); err != nil {
+	if err := db.QueryRow("SHOW CREATE TABLE "+table).Scan(&name, &ddl); err != nil {
 		t.Fatalf("SHOW CREATE TABLE %s: %v", table, err)
 	}
 	out := []string{"DROP TABLE IF EXISTS `" + table + "`", ddl}
@@ -183,7 +183,7 @@ func TestDumpRestoreRefusals(t *testing.T) {
 	var name, ddl string
 	sys := ts.connect("root", rootPW, "mysql")
 	for _, tbl := range []string{"general_log", "slow_log"} {
-		if err := sys.QueryRow("SHOW CREATE TABLE " + tbl).Scan(&name, &ddl); err != nil || !strings.HasPrefix(ddl, "CREATE TABLE `"+tbl+"`") {
+		if err := sys.QueryRow("SHOW CREATE TABLE "+tbl).Scan(&name, &ddl); err != nil || !strings.HasPrefix(ddl, "CREATE TABLE `"+tbl+"`") {
 			t.Fatalf("SHOW CREATE TABLE mysql.%s = %q, %v", tbl, ddl, err)
 		}
 	}
