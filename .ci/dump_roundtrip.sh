@@ -67,6 +67,9 @@ same "SELECT * FROM dp_columns ORDER BY table_name, column_name" "dp_columns (bo
 check "bounds and domains identical ($(q $pb root ci-root "SELECT COUNT(*) FROM dp_columns") dp_columns rows)"
 same "SELECT table_name, accounting, epsilon_total, epsilon_spent, delta_total, delta_spent FROM dp_budget ORDER BY 1" "dp_budget"
 check "budgets identical (iris spent ε = $(q $pb root ci-root "SELECT epsilon_spent FROM dp_budget WHERE table_name = 'demo.iris'"))"
+same "SELECT name, kind, epsilon, n, table_name, creator FROM dp_models ORDER BY 1" "dp_models"
+[ "$(q $pb analyst analyst "SELECT DP_MODEL_JSON('wine_ci')" | md5sum)" = "$(q $pa analyst analyst "SELECT DP_MODEL_JSON('wine_ci')" | md5sum)" ] || fail "model wine_ci differs"
+check "released models restored ($(q $pb root ci-root "SELECT COUNT(*) FROM dp_models") in dp_models, wine_ci identical)"
 same "SELECT time, user, table_name, function_name, epsilon, delta, epsilon_requested, delta_requested, status FROM dp_ledger ORDER BY time" "dp_ledger"
 check "ledger identical ($(q $pb root ci-root "SELECT COUNT(*) FROM dp_ledger") rows)"
 

@@ -44,6 +44,9 @@ const catalogMarker = "dpsql:v1:"
 type dumpedTable struct {
 	Catalog *catalog.Table    `json:"catalog,omitempty"`
 	Budget  *budget.TableDump `json:"budget,omitempty"`
+	// Models released from the table: DP outputs, public, restored under
+	// their names when those are free.
+	Models []catalog.ModelRecord `json:"models,omitempty"`
 }
 
 // splitComment separates a table comment into the user's comment and the
@@ -88,6 +91,11 @@ func (g *guard) dumpState(key string) (dumpedTable, bool, error) {
 		}
 		if ok {
 			d.Budget = &bd
+		}
+	}
+	for _, m := range g.cat.Models() {
+		if m.Table == key {
+			d.Models = append(d.Models, m)
 		}
 	}
 	return d, d.Catalog != nil || d.Budget != nil, nil
@@ -287,6 +295,15 @@ func (g *guard) restoreState(key string, d dumpedTable) error {
 	if d.Budget != nil {
 		if err := g.env.Budget.RestoreTable(key, *d.Budget); err != nil {
 			return err
+		}
+	}
+	for _, m := range d.Models {
+		if m.Name == "" || g.cat.HasModel(m.Name) {
+			continue
+		}
+		m.Table = key
+		if err := g.cat.PutModel(m); err != nil {
+			return fmt.Errorf("model %s: %w", m.Name, err)
 		}
 	}
 	return nil

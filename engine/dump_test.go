@@ -2,10 +2,13 @@ package engine_test
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/dpsql/dpsql/catalog"
 )
 
 // Dump and restore (issue 13): the statements mysqldump writes for a table
@@ -82,6 +85,10 @@ func TestDumpRestoreKeepsProtection(t *testing.T) {
 	mustExec(t, rootA, "CALL dp_labels('people', 'town', '0,1,2')")
 	anaA := a.connect("ana", "ana-pw", "demo")
 	queryFloat(t, anaA, "SELECT DP_MEAN('people', 'age', 0.5)")
+	// A released model (public) travels with its training table.
+	if err := a.e.Catalog.PutModel(catalog.ModelRecord{Name: "m_people", Kind: "linreg", Table: "demo.people", Epsilon: 0.5, N: 60, Model: json.RawMessage(`{"w":[1.5]}`)}); err != nil {
+		t.Fatal(err)
+	}
 	dump := dumpTable(t, rootA, "people")
 	if !strings.Contains(dump[1], "dpsql:v1:") {
 		t.Fatalf("the owner's SHOW CREATE TABLE carries no dpsql catalog: %s", dump[1])
@@ -122,6 +129,9 @@ func TestDumpRestoreKeepsProtection(t *testing.T) {
 	}
 	if got, want := cols(rootB), cols(rootA); got != want || want == "" {
 		t.Fatalf("restored catalog %q, want %q", got, want)
+	}
+	if m, err := b.e.Catalog.Model("m_people"); err != nil || string(m.Model) != `{"w":[1.5]}` || m.Table != "demo.people" {
+		t.Fatalf("restored model %+v, %v", m, err)
 	}
 	// The restored budget is enforced: 2 − 0.5 remain.
 	wantErr(t, anaB, "SELECT DP_MEAN('people', 'age', 1.6)", "privacy budget exceeded")
