@@ -161,6 +161,22 @@ func (g *guard) dumpPostRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node,
 // dumpPreRule handles the statements of a restore: a CREATE TABLE carrying
 // a dpsql catalog, and the placeholders of the dpsql views.
 func (g *guard) dumpPreRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	// A rename onto a name with a budget account protects the table, like a
+	// CREATE (the storage hook sees only the old name).
+	var err error
+	transform.Inspect(n, func(node sql.Node) bool {
+		if r, ok := node.(*plan.RenameTable); ok && err == nil && r.Database() != nil {
+			for _, to := range r.NewNames {
+				if err = g.protectOnCreate(ctx, catalog.Key(r.Database().Name(), to)); err != nil {
+					break
+				}
+			}
+		}
+		return err == nil
+	})
+	if err != nil {
+		return nil, transform.SameTree, err
+	}
 	switch x := n.(type) {
 	case *plan.CreateTable:
 		if isView(x.Name()) && g.matchesView(x) {

@@ -175,6 +175,12 @@ func TestDumpRestoreRefusals(t *testing.T) {
 	// an owner, even without the catalog in its comment.
 	ana := ts.connect("ana", "ana-pw", "demo")
 	wantErr(t, ana, "CREATE TABLE people (id INT PRIMARY KEY, age DOUBLE)", "only data owners may create it")
+	mustExec(t, ana, "CREATE TABLE mine (id INT PRIMARY KEY, age DOUBLE)")
+	wantErr(t, ana, "RENAME TABLE mine TO people", "only data owners may create it")
+	wantErr(t, ana, "ALTER TABLE mine RENAME TO people", "only data owners may create it")
+	mustExec(t, root, "RENAME TABLE mine TO people")
+	wantErr(t, ana, "SELECT * FROM people", "is protected")
+	mustExec(t, root, "DROP TABLE people")
 	mustExec(t, root, "CREATE TABLE people (id INT PRIMARY KEY, age DOUBLE)")
 	wantErr(t, ana, "SELECT * FROM people", "is protected")
 
