@@ -128,9 +128,12 @@ func (e *Engine) wire(opt Options) error {
 	a := analyzer.NewBuilder(pro).
 		AddPreAnalyzeRule(guardRuleID, g.rule).
 		AddPostValidationRule(guardRuleID+1, g.rule).
+		AddPreAnalyzeRule(guardRuleID+2, g.dumpPreRule).      // issue 13: restore (dump.go)
+		AddPostValidationRule(guardRuleID+3, g.dumpPostRule). // issue 13: SHOW CREATE TABLE carries the catalog
 		Build()
 	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
 	e.SQL = sqle.New(a, &sqle.Config{})
+	e.SQL.Parser = dumpParser{Parser: e.SQL.Parser} // issue 13: mysqldump of the mysql database
 	g.mdb = e.SQL.Analyzer.Catalog.MySQLDb
 	// LOAD DATA LOCAL INFILE streams a client-side file (the client must
 	// allow it too, e.g. mariadb --local-infile=1). Server-side file access

@@ -103,6 +103,12 @@ func (g *guard) hooks() store.Hooks {
 				}
 			}
 			key := catalog.Key(db, table)
+			if op == store.OpCreate {
+				// issue 13: a name with a budget account is created protected.
+				if err := g.protectOnCreate(ctx, key); err != nil {
+					return err
+				}
+			}
 			t, known := g.cat.Table(key)
 			if known && t.Protected && !g.owner(ctx) {
 				return fmt.Errorf("table %s is protected: only data owners may modify it", key)

@@ -72,7 +72,11 @@ func (d *systemDB) GetTableInsensitive(_ *sql.Context, name string) (sql.Table, 
 	v, ok := d.tables[strings.ToLower(name)]
 	return v, ok, nil
 }
-func (d *systemDB) GetTableNames(*sql.Context) ([]string, error) { return d.names, nil }
+
+// GetTableNames lists no base tables: the views are listed by AllViews, as
+// VIEW, so that mysqldump --all-databases does not dump their rows as
+// tables (issue 13).
+func (d *systemDB) GetTableNames(*sql.Context) ([]string, error) { return nil, nil }
 
 // The system database has no views, triggers or procedures of its own, but
 // go-mysql-server's privilege wrapper asks for them.
@@ -89,7 +93,14 @@ func (d *systemDB) DropView(*sql.Context, string) error                   { retu
 func (d *systemDB) GetViewDefinition(*sql.Context, string) (sql.ViewDefinition, bool, error) {
 	return sql.ViewDefinition{}, false, nil
 }
-func (d *systemDB) AllViews(*sql.Context) ([]sql.ViewDefinition, error)       { return nil, nil }
+func (d *systemDB) AllViews(*sql.Context) ([]sql.ViewDefinition, error) {
+	out := make([]sql.ViewDefinition, 0, len(d.names))
+	for _, v := range d.names {
+		def := "SELECT * FROM `" + SystemDatabase + "`.`" + v + "` /* computed by dpsql over every database */"
+		out = append(out, sql.ViewDefinition{Name: v, TextDefinition: def, CreateViewStatement: "CREATE VIEW `" + v + "` AS " + def})
+	}
+	return out, nil
+}
 func (d *systemDB) GetTriggers(*sql.Context) ([]sql.TriggerDefinition, error) { return nil, nil }
 func (d *systemDB) CreateTrigger(*sql.Context, sql.TriggerDefinition) error   { return errReadOnly }
 func (d *systemDB) DropTrigger(*sql.Context, string) error                    { return errReadOnly }
