@@ -38,10 +38,12 @@ const (
 // Config describes one DP_LSQ or DP_LSQ_PREDICT call. Every field is public:
 // it comes from the SQL call or the catalog, never from the rows.
 type Config struct {
-	Method string // output (default), input or objective; must be empty for PlanPredict
+	Method string // output, input or objective (empty: the default rule of defaults.go); must be empty for PlanPredict
 	Kernel string // linear (default), rbf, laplacian or cauchy; input/objective: linear only
 	// Lambda is the ridge parameter λ of (1/n)Σ(⟨w, φ(xᵢ)⟩ − y′ᵢ)² + λ‖w‖².
-	// 0 selects the public automatic rule: for output and predict Nie &
+	// The default call (Method, Lambda and Eta unset, linear kernel) takes
+	// method and λ from the rule of defaults.go. Otherwise 0 selects the
+	// paper's automatic rule: for output and predict Nie &
 	// Wang's Theorems 2–3 with r = ½, λ = min(1, (nε)^(−1/2)); for input and
 	// objective the excess-risk-balancing choice of Kifer et al. /
 	// Fukuchi et al. Theorem 2 with ‖ŵ‖ replaced by η (docs/mechanisms/lsq.md).
@@ -67,6 +69,10 @@ type Config struct {
 	Lo, Hi           []float64
 	Label            string
 	LabelLo, LabelHi float64
+
+	// ridgeMult scales objective perturbation's auto ridge (0 means 1); set
+	// only by the default rule (defaults.go).
+	ridgeMult float64
 }
 
 // Trainer is a validated DP_LSQ plan: everything about the release that can
@@ -182,6 +188,13 @@ func nieWangLambda(m int, eps float64) float64 {
 // DP_LSQ model release from public quantities only; for RFF kernels it also
 // draws the frequencies. Its errors depend only on cfg.
 func Plan(cfg Config) (*Trainer, error) {
+	var rule *defaultRule
+	if isDefaultCall(cfg) && cfg.N >= 1 && len(cfg.Features) > 0 {
+		// The default call: method and λ from public n, F, ε, δ (defaults.go).
+		r := chooseDefault(cfg.N, len(cfg.Features)+1, cfg.Epsilon, cfg.Delta)
+		rule = &r
+		cfg.Method, cfg.Lambda, cfg.ridgeMult = r.method, r.lambda, r.ridgeMult
+	}
 	if cfg.Method == "" {
 		cfg.Method = MethodOutput
 	}
@@ -212,6 +225,12 @@ func Plan(cfg Config) (*Trainer, error) {
 	t.params["lambda"] = t.lambda
 	t.params["n"] = float64(cfg.N)
 	t.params["features"] = float64(t.fm.f)
+	if rule != nil {
+		t.params["default_rule_t"] = rule.t
+		if rule.ridgeMult > 0 {
+			t.params["default_ridge_multiplier"] = rule.ridgeMult
+		}
+	}
 	if cfg.Kernel != KernelLinear {
 		t.params["dim"] = float64(cfg.Dim)
 		t.params["gamma"] = cfg.Gamma
