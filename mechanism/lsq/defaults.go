@@ -58,3 +58,22 @@ func chooseDefault(n, f int, eps, delta float64) defaultRule {
 func isDefaultCall(cfg Config) bool {
 	return cfg.Method == "" && cfg.Lambda == 0 && cfg.Eta == 0 && (cfg.Kernel == "" || cfg.Kernel == KernelLinear)
 }
+
+// defaultCenter is the default call's share of ε for the label mean
+// (center.go), from public n and ε only: centring is on when the mean's
+// noise is small against the label range — Laplace scale 2/(n·ρε) in label
+// units at most CenterMaxScale — with ρ = DefaultCenterShare.
+func defaultCenter(n int, eps float64) float64 {
+	if 2/(float64(n)*DefaultCenterShare*eps) <= CenterMaxScale {
+		return DefaultCenterShare
+	}
+	return CenterOff
+}
+
+const (
+	// DefaultCenterShare is ρ of the default call.
+	DefaultCenterShare = 0.25
+	// CenterMaxScale is the largest Laplace scale of the label mean (in
+	// label units, range [−1, 1]) for which the default call centres.
+	CenterMaxScale = 0.05
+)

@@ -18,6 +18,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+
+	"github.com/dpsql/dpsql/mechanism"
 )
 
 // defaultsCandidate is one (method, λ rule) evaluated by the experiment.
@@ -26,29 +28,48 @@ type defaultsCandidate struct {
 	method string
 	gauss  bool    // δ > 0 (output: Gaussian; input/objective need it)
 	lambda float64 // output: λ itself; input/objective: multiple of the auto ridge
+	rule   bool    // the default call (method, λ from defaults.go)
+	center float64 // rule only: Config.Center
 }
 
 func defaultsCandidates() []defaultsCandidate {
 	var c []defaultsCandidate
 	for _, l := range []float64{1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1, 3, 10} {
-		c = append(c, defaultsCandidate{fmt.Sprintf("output-laplace/%g", l), MethodOutput, false, l})
-		c = append(c, defaultsCandidate{fmt.Sprintf("output-gauss/%g", l), MethodOutput, true, l})
+		c = append(c, defaultsCandidate{fmt.Sprintf("output-laplace/%g", l), MethodOutput, false, l, false, 0})
+		c = append(c, defaultsCandidate{fmt.Sprintf("output-gauss/%g", l), MethodOutput, true, l, false, 0})
 	}
 	for _, m := range []float64{1.0 / 64, 1.0 / 16, 0.25, 1, 4} {
-		c = append(c, defaultsCandidate{fmt.Sprintf("objective/x%g", m), MethodObjective, true, m})
-		c = append(c, defaultsCandidate{fmt.Sprintf("input/x%g", m), MethodInput, true, m})
+		c = append(c, defaultsCandidate{fmt.Sprintf("objective/x%g", m), MethodObjective, true, m, false, 0})
+		c = append(c, defaultsCandidate{fmt.Sprintf("input/x%g", m), MethodInput, true, m, false, 0})
 	}
-	// The rules as shipped (Lambda = 0, Method = ""), for the record.
-	c = append(c, defaultsCandidate{"old-default/laplace", MethodOutput, false, 0})
+	// The old default (output, Laplace, Nie–Wang λ), for the record.
+	c = append(c, defaultsCandidate{name: "old-default/laplace", method: MethodOutput})
+	// The default call as shipped, pure ε and δ > 0, with its automatic
+	// centring, without centring, and with a forced share ρ.
+	for _, g := range []bool{false, true} {
+		tag := "laplace"
+		if g {
+			tag = "gauss"
+		}
+		c = append(c, defaultsCandidate{name: "rule-" + tag + "/auto", gauss: g, rule: true})
+		c = append(c, defaultsCandidate{name: "rule-" + tag + "/off", gauss: g, rule: true, center: CenterOff})
+		for _, r := range []float64{0.1, 0.25, 0.5} {
+			c = append(c, defaultsCandidate{name: fmt.Sprintf("rule-%s/c%g", tag, r), gauss: g, rule: true, center: r})
+		}
+	}
 	return c
 }
 
 // planCandidate plans one candidate for cfg (cfg.Delta is used when gauss).
 func planCandidate(cfg Config, c defaultsCandidate) (*Trainer, error) {
-	cfg.Method = c.method
 	if !c.gauss {
 		cfg.Delta = 0
 	}
+	if c.rule {
+		cfg.Center = c.center
+		return Plan(cfg)
+	}
+	cfg.Method = c.method
 	switch c.method {
 	case MethodOutput:
 		cfg.Lambda = c.lambda
@@ -172,7 +193,12 @@ func TestResultsDefaults(t *testing.T) {
 					res[c.name] = append(res[c.name], math.NaN())
 					continue
 				}
-				m, err := tr.release(st)
+				var m *mechanism.Model
+				if c.rule {
+					m, err = tr.Train(train.x, train.y) // centring needs its own passes
+				} else {
+					m, err = tr.release(st)
+				}
 				if err != nil {
 					t.Fatal(err)
 				}

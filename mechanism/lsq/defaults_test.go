@@ -34,27 +34,34 @@ func TestDefaultRule(t *testing.T) {
 	// The default call plans the rule's method and λ; naming any of
 	// method, lambda or eta turns the rule off (the papers' auto rules).
 	cfg := synthConfig(14, 100000, 1, 1e-6)
+	cfg.Center = CenterOff // the rule alone (centring: center_test.go)
 	tr := mustPlan(t, cfg)
-	if tr.cfg.Method != MethodObjective || tr.obj == nil {
+	if tr.cfg.Method != MethodObjective || tr.obj == nil || tr.center != nil {
 		t.Fatalf("default call planned %q", tr.cfg.Method)
 	}
-	cfg.Method = MethodObjective
+	cfg.Method, cfg.Center = MethodObjective, 0
 	paper := mustPlan(t, cfg)
 	if m := tr.obj.ridge / paper.obj.ridge; math.Abs(m-16/math.Sqrt(100000.0/225)) > 1e-9 {
 		t.Fatalf("default ridge / paper ridge = %v", m)
 	}
 	cfg = synthConfig(10, 405, 1, 0)
+	cfg.Center = CenterOff
 	tr = mustPlan(t, cfg)
 	if tr.cfg.Method != MethodOutput || math.Abs(tr.Lambda()-1/math.Sqrt(405.0/121)) > 1e-12 {
 		t.Fatalf("405 rows pure ε: %s λ=%v", tr.cfg.Method, tr.Lambda())
 	}
-	// Re-planning with the resolved Config keeps method and ridge.
+	// With centring on (the default at this n, ε) the rule sees the
+	// method's share of ε; re-planning with the resolved Config keeps
+	// method, ridge and centring.
 	cfg = synthConfig(14, 100000, 1, 1e-6)
 	tr = mustPlan(t, cfg)
+	if r := chooseDefault(100000, 15, 1-DefaultCenterShare, 1e-6); tr.center == nil || tr.cfg.ridgeMult != r.ridgeMult {
+		t.Fatalf("default call: centring %v, ridge ×%v, want ×%v", tr.center, tr.cfg.ridgeMult, r.ridgeMult)
+	}
 	again := tr.Config()
 	again.N = 90000
 	tr2 := mustPlan(t, again)
-	if tr2.cfg.Method != MethodObjective || tr2.cfg.ridgeMult != tr.cfg.ridgeMult {
+	if tr2.cfg.Method != MethodObjective || tr2.cfg.ridgeMult != tr.cfg.ridgeMult || tr2.center == nil {
 		t.Fatalf("re-plan changed the rule's choice: %+v", tr2.cfg)
 	}
 }
