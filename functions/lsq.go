@@ -36,6 +36,21 @@ func lsqConfig(o options, eps float64, kernel string) (lsq.Config, error) {
 	if cfg.Eta, err = o.positive("eta"); err != nil {
 		return cfg, err
 	}
+	if v, ok := o.take("center"); ok {
+		switch v = strings.ToLower(strings.TrimSpace(v)); v {
+		case "auto":
+		case "0", "off":
+			cfg.Center = lsq.CenterOff
+		default:
+			o["center"] = v
+			if cfg.Center, err = o.float("center", 0); err != nil {
+				return cfg, err
+			}
+			if !(cfg.Center > 0 && cfg.Center < 1) {
+				return cfg, fmt.Errorf("option center must be in (0, 1), 0, off or auto, got %v", v)
+			}
+		}
+	}
 	cfg.Method, _ = o.take("method")
 	cfg.Method = strings.ToLower(cfg.Method)
 	return cfg, nil
@@ -160,8 +175,8 @@ func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
 		return nil, err
 	}
 	ref, eps, o := a.ref, a.eps, a.opts
-	if cfg.Method != "" {
-		return nil, fmt.Errorf("DP_LSQ_PREDICT takes no method option (it is the Nie–Wang private prediction)")
+	if cfg.Method != "" || cfg.Center != 0 {
+		return nil, fmt.Errorf("DP_LSQ_PREDICT takes no method or center option (it is the Nie–Wang private prediction)")
 	}
 	s, err := e.spec(ref, o, false)
 	if err != nil {
