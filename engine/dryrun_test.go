@@ -77,6 +77,8 @@ func TestDryRunEveryFunction(t *testing.T) {
 		{"SELECT DP_LSQ('diabetes', 0.5, 'linear', 'label=progression; model=dr_lsq; dry_run=1')", "SELECT DP_LSQ('diabetes', 0.5, 'linear', 'label=progression; model=dr_lsq')", "demo.diabetes", true},
 		{"SELECT DP_LSQ('diabetes', 0.5, 'linear', 'label=progression; method=objective; delta=1e-7; model=dr_lsq_obj; dry_run=1')",
 			"SELECT DP_LSQ('diabetes', 0.5, 'linear', 'label=progression; method=objective; delta=1e-7; model=dr_lsq_obj')", "demo.diabetes", true},
+		{"SELECT DP_LSQ('diabetes', 0.5, 'linear', 'label=progression; center=0.25; delta=0; model=dr_lsq_c; dry_run=1')",
+			"SELECT DP_LSQ('diabetes', 0.5, 'linear', 'label=progression; center=0.25; delta=0; model=dr_lsq_c')", "demo.diabetes", true},
 		{"SELECT DP_TRAIN('iris', 0.5, 'svm', 'model=dr_t_svm; dry_run=1')", "SELECT DP_TRAIN('iris', 0.5, 'svm', 'model=dr_t_svm')", "demo.iris", true},
 		{"SELECT DP_TRAIN('iris', 0.5, 'lmgc', 'model=dr_t_lmgc; dry_run=1')", "SELECT DP_TRAIN('iris', 0.5, 'lmgc', 'model=dr_t_lmgc')", "demo.iris", true},
 		{"SELECT DP_TRAIN('diabetes', 0.5, 'lsq', 'label=progression; model=dr_t_lsq; dry_run=1')", "SELECT DP_TRAIN('diabetes', 0.5, 'lsq', 'label=progression; model=dr_t_lsq')", "demo.diabetes", true},
