@@ -55,11 +55,21 @@ func TestCenterScales(t *testing.T) {
 // The default call centres exactly when the label mean's Laplace scale is
 // small (public n, ε), and the centred model predicts in label units.
 func TestCenterDefaultAndAddBack(t *testing.T) {
-	if c := defaultCenter(400, 0.1); c != CenterOff {
-		t.Fatalf("n = 400, ε = 0.1: center %v, want off (scale 0.2)", c)
-	}
-	if c := defaultCenter(405, 1); c != DefaultCenterShare {
-		t.Fatalf("n = 405, ε = 1: center %v, want %v", c, DefaultCenterShare)
+	for _, c := range []struct {
+		n, f       int
+		eps, delta float64
+		want       float64
+	}{
+		{400, 11, 0.1, 0, CenterOff},                // Laplace scale 2/(400·¼·0.1) = 0.2 > 0.05
+		{405, 11, 1, 0, CenterShareLaplace},         // 2/(405·¼) ≈ 0.0198
+		{405, 11, 1, 1e-6, CenterShareOutput},       // t = 405·0.9/121 ≈ 3 < 15
+		{100000, 15, 1, 1e-6, CenterShareObjective}, // t = 10⁵·0.9/225 = 400
+		{2017, 11, 1, 1e-6, CenterShareObjective},   // t = 2017·0.9/121 ≈ 15.003
+		{2016, 11, 1, 1e-6, CenterShareOutput},      // t ≈ 14.995
+	} {
+		if got := defaultCenter(c.n, c.f, c.eps, c.delta); got != c.want {
+			t.Fatalf("n=%d F=%d ε=%v δ=%v: center %v, want %v", c.n, c.f, c.eps, c.delta, got, c.want)
+		}
 	}
 	// Labels far from the midpoint of a wide declared range: y = −0.7 ±
 	// small. With ε large the centred release predicts near −0.7.

@@ -59,21 +59,34 @@ func isDefaultCall(cfg Config) bool {
 	return cfg.Method == "" && cfg.Lambda == 0 && cfg.Eta == 0 && (cfg.Kernel == "" || cfg.Kernel == KernelLinear)
 }
 
-// defaultCenter is the default call's share of ε for the label mean
-// (center.go), from public n and ε only: centring is on when the mean's
-// noise is small against the label range — Laplace scale 2/(n·ρε) in label
-// units at most CenterMaxScale — with ρ = DefaultCenterShare.
-func defaultCenter(n int, eps float64) float64 {
-	if 2/(float64(n)*DefaultCenterShare*eps) <= CenterMaxScale {
-		return DefaultCenterShare
+// defaultCenter is the default call's share ρ of ε for the label mean
+// (center.go), from public n, F, ε and δ only (docs/results/lsq_defaults.md):
+//
+//	δ > 0, n·ε·(1 − CenterShareObjective)/F² ≥ ObjectiveMinT: ρ = CenterShareObjective
+//	    (objective perturbation learns the intercept itself; a small share
+//	    keeps it near the mean when the ridge shrinks);
+//	δ > 0 otherwise: ρ = CenterShareOutput (the model is shrunk hard
+//	    towards the centre, which should be the mean);
+//	δ = 0: ρ = CenterShareLaplace when the mean's Laplace scale
+//	    2/(n·ρ·ε) in label units is at most CenterMaxScale, else none.
+func defaultCenter(n, f int, eps, delta float64) float64 {
+	if delta > 0 {
+		if float64(n)*eps*(1-CenterShareObjective)/float64(f*f) >= ObjectiveMinT {
+			return CenterShareObjective
+		}
+		return CenterShareOutput
+	}
+	if 2/(float64(n)*CenterShareLaplace*eps) <= CenterMaxScale {
+		return CenterShareLaplace
 	}
 	return CenterOff
 }
 
 const (
-	// DefaultCenterShare is ρ of the default call.
-	DefaultCenterShare = 0.25
-	// CenterMaxScale is the largest Laplace scale of the label mean (in
-	// label units, range [−1, 1]) for which the default call centres.
+	CenterShareObjective = 0.1
+	CenterShareOutput    = 0.5
+	CenterShareLaplace   = 0.25
+	// CenterMaxScale is the largest Laplace scale of the label mean (label
+	// units, range [−1, 1]) for which the pure-ε default call centres.
 	CenterMaxScale = 0.05
 )

@@ -55,7 +55,7 @@ func TestDefaultRule(t *testing.T) {
 	// method, ridge and centring.
 	cfg = synthConfig(14, 100000, 1, 1e-6)
 	tr = mustPlan(t, cfg)
-	if r := chooseDefault(100000, 15, 1-DefaultCenterShare, 1e-6); tr.center == nil || tr.cfg.ridgeMult != r.ridgeMult {
+	if r := chooseDefault(100000, 15, 1-CenterShareObjective, 1e-6); tr.center == nil || tr.cfg.ridgeMult != r.ridgeMult {
 		t.Fatalf("default call: centring %v, ridge ×%v, want ×%v", tr.center, tr.cfg.ridgeMult, r.ridgeMult)
 	}
 	again := tr.Config()

@@ -200,7 +200,7 @@ func Plan(cfg Config) (*Trainer, error) {
 		// The default call: method, λ and centring from public n, F, ε, δ
 		// (defaults.go).
 		if cfg.Center == 0 {
-			cfg.Center = defaultCenter(cfg.N, cfg.Epsilon)
+			cfg.Center = defaultCenter(cfg.N, len(cfg.Features)+1, cfg.Epsilon, cfg.Delta)
 		}
 		epsMain := cfg.Epsilon
 		if cfg.Center > 0 {
