@@ -102,6 +102,9 @@ func (e *Engine) wire(opt Options) error {
 	a := analyzer.NewBuilder(pro).
 		AddPreAnalyzeRule(guardRuleID, g.rule).
 		AddPostValidationRule(guardRuleID+1, g.rule).
+		// After the guard, which must see the clauses it hides: a
+		// multi-clause ALTER TABLE is all or nothing.
+		AddPostValidationRule(store.AtomicAlterRuleID, e.Store.AtomicAlterRule).
 		Build()
 	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
 	e.SQL = sqle.New(a, &sqle.Config{})

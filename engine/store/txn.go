@@ -71,6 +71,11 @@ type txTable struct {
 	meta  *tableMeta // the definition the writes were made with
 	trees []*tree    // 0: rows; i: meta.indexes[i-1]
 	count int64      // change of the row count
+	// Statements writing the table now, and the buffers as they were
+	// before the first of them began (see Txn.view).
+	open         int
+	visible      []*tree
+	visibleCount int64
 }
 
 type txTableSnap struct {
@@ -162,12 +167,50 @@ func (tx *Txn) tableLocked(ts *tableState, meta *tableMeta) (*txTable, error) {
 	return tt, nil
 }
 
-// view returns a read view of ts as of the snapshot, with the transaction's
-// writes as they are now.
-func (tx *Txn) view(ts *tableState, meta *tableMeta) (*tview, error) {
+// view returns a read view of ts as of the snapshot, with the
+// transaction's writes. While a statement writes ts (between its editor's
+// StatementBegin and StatementComplete) scans see the writes as they were
+// before it began: a statement does not see its own changes, as MySQL
+// promises for UPDATE … SET pk = pk + 1, INSERT … SELECT from the same
+// table and multi-table UPDATE, while a trigger's statements see what the
+// previous ones did. live views (foreign-key checks) see everything.
+func (tx *Txn) view(ts *tableState, meta *tableMeta, live bool) (*tview, error) {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
-	return tx.viewLocked(ts, meta, true)
+	tt := tx.tables[ts.id]
+	if live || tt == nil || tt.open == 0 {
+		return tx.viewLocked(ts, meta, true)
+	}
+	v, err := tx.viewLocked(ts, meta, false)
+	if err != nil {
+		return nil, err
+	}
+	v.trees, v.count = tt.visible, tt.visibleCount
+	return v, nil
+}
+
+// beginStatementLocked and endStatementLocked bracket a statement writing
+// tt (see view).
+func (tt *txTable) beginStatement() {
+	if tt.open == 0 {
+		tt.visible = make([]*tree, len(tt.trees))
+		for i, t := range tt.trees {
+			if t != nil {
+				tt.visible[i] = t.Clone()
+			}
+		}
+		tt.visibleCount = tt.count
+	}
+	tt.open++
+}
+
+func (tt *txTable) endStatement() {
+	if tt.open > 0 {
+		tt.open--
+	}
+	if tt.open == 0 {
+		tt.visible = nil
+	}
 }
 
 func (tx *Txn) viewLocked(ts *tableState, meta *tableMeta, clone bool) (*tview, error) {
@@ -235,7 +278,10 @@ func (tx *Txn) restoreLocked(sp savepoint) {
 func (tx *Txn) createSavepoint(name string) {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
-	tx.releaseLocked(name)
+	if i := tx.findLocked(name); i >= 0 {
+		// The old one goes; later savepoints stay (as in MySQL).
+		tx.savepoints = append(tx.savepoints[:i:i], tx.savepoints[i+1:]...)
+	}
 	tx.savepoints = append(tx.savepoints, tx.savepointLocked(name))
 }
 
@@ -361,7 +407,7 @@ func (s *Store) applyTable(btx *bolt.Tx, snap uint64, tt *txTable, rec *commitRe
 	}
 	tb := tableBucket(btx, tt.ts.db.key, tt.ts.id)
 	st, err := readStat(tb, m)
-	if err != nil || tt.ts.ddlTS.Load() > snap {
+	if err != nil || tt.ts.ddlTS.Load() > snap || tt.ts.altering.Load() {
 		return errDefChanged(m.name)
 	}
 	var ferr error
