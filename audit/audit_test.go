@@ -175,24 +175,26 @@ func fails(run func(tb testing.TB)) bool {
 	return f.failed
 }
 
+// The helpers' logic is tested through the unexported versions, which run
+// in every build (the exported ones skip under -race).
 func TestRequireHelpers(t *testing.T) {
 	deterministic := func(neighbour int) float64 { return float64(neighbour) }
 	cfg := Config{N: 1000}
-	if !fails(func(tb testing.TB) { RequirePass(tb, deterministic, 1, cfg) }) {
+	if !fails(func(tb testing.TB) { requirePass(tb, deterministic, 1, cfg) }) {
 		t.Error("RequirePass accepted a deterministic mechanism")
 	}
-	if fails(func(tb testing.TB) { RequireCatch(tb, deterministic, 1, cfg) }) {
+	if fails(func(tb testing.TB) { requireCatch(tb, deterministic, 1, cfg) }) {
 		t.Error("RequireCatch did not accept a caught mechanism")
 	}
 	correct := laplaceShift(11, 1)
-	if fails(func(tb testing.TB) { RequirePass(tb, correct, 1, cfg) }) {
+	if fails(func(tb testing.TB) { requirePass(tb, correct, 1, cfg) }) {
 		t.Error("RequirePass rejected a correct mechanism")
 	}
-	if !fails(func(tb testing.TB) { RequireCatch(tb, correct, 1, cfg) }) {
+	if !fails(func(tb testing.TB) { requireCatch(tb, correct, 1, cfg) }) {
 		t.Error("RequireCatch accepted a correct mechanism as caught")
 	}
 	for _, bad := range []Config{{N: MinN - 1}, {N: 1000, Alpha: 1}, {N: 1000, Delta: -1}} {
-		if !fails(func(tb testing.TB) { RequireCatch(tb, deterministic, 1, bad) }) {
+		if !fails(func(tb testing.TB) { requireCatch(tb, deterministic, 1, bad) }) {
 			t.Errorf("misconfigured audit %+v accepted", bad)
 		}
 	}

@@ -19,10 +19,25 @@ func checkConfig(t testing.TB, cfg Config) {
 	}
 }
 
+// RaceSkip is the reason statistical audits give for not running in a -race
+// build: CI runs every audit in its plain `go test ./...` pass, and the race
+// pass (which multiplies the cost of the tens of thousands of noisy releases
+// an audit draws by 5–10×) is there to find data races, which the other tests
+// of each package exercise.
+const RaceSkip = "statistical audit: runs in the plain go test pass; the -race pass checks concurrency only"
+
 // RequirePass runs the audit and fails the test if the lower bound on ε
 // exceeds the claimed ε, i.e. if the mechanism is caught leaking more than
-// it claims.
+// it claims. In a -race build it skips the test (RaceSkip).
 func RequirePass(t testing.TB, s Sampler, epsClaimed float64, cfg Config) {
+	t.Helper()
+	if raceDetector {
+		t.Skip(RaceSkip)
+	}
+	requirePass(t, s, epsClaimed, cfg)
+}
+
+func requirePass(t testing.TB, s Sampler, epsClaimed float64, cfg Config) {
 	t.Helper()
 	checkConfig(t, cfg)
 	r := Run(s, cfg)
@@ -34,8 +49,16 @@ func RequirePass(t testing.TB, s Sampler, epsClaimed float64, cfg Config) {
 
 // RequireCatch is an expected-failure test: it runs the audit on a
 // deliberately broken mechanism and fails the test unless the lower bound on
-// ε exceeds the claimed ε.
+// ε exceeds the claimed ε. In a -race build it skips the test (RaceSkip).
 func RequireCatch(t testing.TB, s Sampler, epsClaimed float64, cfg Config) {
+	t.Helper()
+	if raceDetector {
+		t.Skip(RaceSkip)
+	}
+	requireCatch(t, s, epsClaimed, cfg)
+}
+
+func requireCatch(t testing.TB, s Sampler, epsClaimed float64, cfg Config) {
 	t.Helper()
 	checkConfig(t, cfg)
 	r := Run(s, cfg)

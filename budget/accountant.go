@@ -23,6 +23,9 @@ const (
 	StatusOK          = "ok"
 	StatusFailed      = "failed"
 	StatusInterrupted = "interrupted"
+	// StatusKilled marks a release stopped by KILL QUERY / KILL after its
+	// charge: no result was returned and no model was saved.
+	StatusKilled = "killed"
 )
 
 const (
@@ -114,6 +117,9 @@ func Open(db *bolt.DB) (*Accountant, error) {
 		}
 		pb, err := lb.CreateBucketIfNotExists(pendingBucket)
 		if err != nil {
+			return err
+		}
+		if err := ensureUserBuckets(tx); err != nil {
 			return err
 		}
 		var ids []uint64
@@ -253,32 +259,6 @@ func (a *Accountant) Protect(table string, epsTotal, deltaTotal float64, mode Mo
 	return opErr
 }
 
-// Unprotect forgets table's budget (the owner dropped the table). Its ledger
-// rows are kept.
-func (a *Accountant) Unprotect(table string) error {
-	if err := validTable(table); err != nil {
-		return err
-	}
-	var opErr error
-	err := a.c.do(func(tx *bolt.Tx, st *txState) error {
-		opErr = nil
-		cur, err := st.get(tx, table)
-		if err != nil {
-			return err
-		}
-		if cur == nil {
-			opErr = notProtected(table)
-			return nil
-		}
-		st.set(table, nil)
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return opErr
-}
-
 func validRequest(r *Request) error {
 	if err := validTable(r.Table); err != nil {
 		return err
@@ -342,6 +322,11 @@ func (a *Accountant) Reserve(r Request) (Receipt, error) {
 			opErr = exceeded(r, acct, chE, chD, se0, sd0)
 			return nil
 		}
+		// The account's quota, checked and charged in the same transaction.
+		if qErr, err := chargeUser(tx, r, chE, chD); err != nil || qErr != nil {
+			opErr = qErr
+			return err
+		}
 		lb := tx.Bucket(ledgerBucket)
 		id, err := lb.NextSequence()
 		if err != nil {
@@ -386,12 +371,12 @@ func exceeded(r Request, acct *account, chE, chD, se, sd uint64) error {
 		formatUnits(remE, epsDigits), formatUnits(remD, deltaDigits))
 }
 
-// Complete records the outcome of a reserved release: status "ok" or
-// "failed" with a detail for the owner-only ledger. The charge stays either
-// way. A release can be completed once.
+// Complete records the outcome of a reserved release: status "ok",
+// "failed" or "killed" with a detail for the owner-only ledger. The charge
+// stays whatever the outcome. A release can be completed once.
 func (a *Accountant) Complete(id uint64, status string, detail string) error {
-	if status != StatusOK && status != StatusFailed {
-		return invalidf("release status must be %q or %q, got %q", StatusOK, StatusFailed, status)
+	if status != StatusOK && status != StatusFailed && status != StatusKilled {
+		return invalidf("release status must be %q, %q or %q, got %q", StatusOK, StatusFailed, StatusKilled, status)
 	}
 	detail = truncate(detail, maxDetail)
 	var opErr error

@@ -138,9 +138,6 @@ func TestNotProtected(t *testing.T) {
 	if _, err := a.Status("db.nope"); !errors.Is(err, ErrNotProtected) {
 		t.Fatalf("Status: %v", err)
 	}
-	if err := a.Unprotect("db.nope"); !errors.Is(err, ErrNotProtected) {
-		t.Fatalf("Unprotect: %v", err)
-	}
 }
 
 func TestProtectValidation(t *testing.T) {
@@ -348,23 +345,6 @@ func TestReprotect(t *testing.T) {
 	mustProtect(t, a, "db.u", 1, 1e-6, RDP)
 	if s := mustStatus(t, a, "db.u"); s.Mode != RDP || len(s.Orders) != len(defaultOrders) {
 		t.Fatalf("mode change before spend: %+v", s)
-	}
-}
-
-func TestUnprotectKeepsLedger(t *testing.T) {
-	a, _, _ := openTemp(t)
-	mustProtect(t, a, "db.t", 1, 0, Basic)
-	if _, err := a.Reserve(req("db.t", 0.5)); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Unprotect("db.t"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Reserve(req("db.t", 0.1)); !errors.Is(err, ErrNotProtected) {
-		t.Fatalf("reserve after unprotect: %v", err)
-	}
-	if l, _ := a.Ledger(); len(l) != 1 || l[0].Table != "db.t" {
-		t.Fatalf("ledger after unprotect: %+v", l)
 	}
 }
 

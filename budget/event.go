@@ -41,6 +41,9 @@ var (
 	ErrNotProtected   = errors.New("table is not protected")
 	ErrInvalid        = errors.New("invalid privacy parameter")
 	ErrUnknownRelease = errors.New("unknown release")
+	// ErrQuotaExceeded is an overspend of an account's quota; it wraps
+	// ErrBudgetExceeded, so errors.Is(err, ErrBudgetExceeded) holds too.
+	ErrQuotaExceeded = fmt.Errorf("%w: per-account quota", ErrBudgetExceeded)
 )
 
 // MaxEpsilon is the largest ε total a table may have: ε is stored in units of
@@ -76,7 +79,8 @@ func validDelta(what string, delta float64) error {
 
 // Validate checks one event: ε > 0 and finite; 0 ≤ δ < 1; for Laplace δ = 0;
 // for Gaussian a finite ratio r > 0, δ > 0 and an (ε, δ) that the Gaussian
-// with ratio r really satisfies (Balle & Wang's exact δ(ε)); Ratio only on
+// with ratio r really satisfies (GaussianDelta: the zCDP→(ε, δ) conversion of
+// Canonne, Kamath & Steinke, proved for the discrete Gaussian); Ratio only on
 // Gaussian events. NaN and ±Inf are refused everywhere.
 func (e Event) Validate() error {
 	what := e.Kind.String() + " event"

@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -15,6 +17,7 @@ import (
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/functions"
 )
 
 // Exec runs one statement as user and drains its result.
@@ -38,10 +41,51 @@ func (e *Engine) ImportCSVFile(target, path string) (int64, error) {
 	return e.importCSV(target, f)
 }
 
-func (e *Engine) importCSV(target string, r io.Reader) (int64, error) {
+// importName is what dpsql import accepts as a database or table name:
+// the identifiers DP functions accept (letters, digits, _ and $, 1–64).
+var importName = regexp.MustCompile(`^[A-Za-z0-9_$]{1,64}$`)
+
+// checkImportTarget refuses names the SQL path would refuse or that cannot
+// be used afterwards: dots, quotes, semicolons, control characters, the
+// reserved dpsql view names and the system databases.
+func checkImportTarget(target string) (db, table string, err error) {
 	db, table, ok := strings.Cut(target, ".")
 	if !ok || db == "" || table == "" {
-		return 0, fmt.Errorf("table must be written as db.table, got %q", target)
+		return "", "", fmt.Errorf("table must be written as db.table, got %s", strconv.QuoteToASCII(short(target)))
+	}
+	for _, n := range []string{db, table} {
+		if !importName.MatchString(n) {
+			return "", "", fmt.Errorf("invalid name %s in %s: database and table names are 1–64 letters, digits, _ or $", strconv.QuoteToASCII(short(n)), strconv.QuoteToASCII(short(target)))
+		}
+	}
+	for _, sys := range []string{functions.SystemDatabase, "mysql", "information_schema", "performance_schema", "sys"} {
+		if strings.EqualFold(db, sys) {
+			return "", "", fmt.Errorf("database %s is reserved", db)
+		}
+	}
+	for _, v := range functions.ViewNames {
+		if strings.EqualFold(v, table) {
+			return "", "", fmt.Errorf("table name %s is reserved for the dpsql view of the same name", table)
+		}
+	}
+	return db, table, nil
+}
+
+func short(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// maxImportError bounds the length of an import error: a field of many
+// megabytes must not come back as an error message of many megabytes.
+const maxImportError = 1024
+
+func (e *Engine) importCSV(target string, r io.Reader) (int64, error) {
+	db, table, err := checkImportTarget(target)
+	if err != nil {
+		return 0, err
 	}
 	ctx := e.NewContext("root")
 	if !e.SQL.Analyzer.Catalog.HasDatabase(ctx, db) {
@@ -60,6 +104,9 @@ func (e *Engine) importCSV(target string, r io.Reader) (int64, error) {
 	}}
 	n, err := e.Store.ImportCSV(db, table, r, opt)
 	if err != nil {
+		if msg := err.Error(); len(msg) > maxImportError {
+			return n, fmt.Errorf("import into %s: %s… (error cut at %d bytes)", target, strings.ToValidUTF8(msg[:maxImportError], ""), maxImportError)
+		}
 		return n, fmt.Errorf("import into %s: %w", target, err)
 	}
 	return n, nil

@@ -38,6 +38,10 @@ type Options struct {
 	// generated and returned in Engine.GeneratedRootPassword.
 	RootPassword string
 	Log          logrus.FieldLogger
+	// MaxReleaseMemory bounds the public memory estimate of one release and
+	// of all running releases together, in bytes (functions/limits.go):
+	// 0 means DefaultMaxReleaseMemory(), a negative value no limit.
+	MaxReleaseMemory int64
 }
 
 // Engine is an opened dpsql instance.
@@ -86,8 +90,13 @@ func (e *Engine) wire(opt Options) error {
 	if e.Budget, err = budget.Open(e.DB); err != nil {
 		return fmt.Errorf("open budget: %w", err)
 	}
-	e.Env = &functions.Env{Store: e.Store, Catalog: e.Catalog, Budget: e.Budget, Log: e.Log}
-	g := &guard{cat: e.Catalog, st: e.Store}
+	mem := opt.MaxReleaseMemory
+	if mem == 0 {
+		mem = DefaultMaxReleaseMemory()
+	}
+	e.Env = &functions.Env{Store: e.Store, Catalog: e.Catalog, Budget: e.Budget, Log: e.Log, MaxReleaseMemory: max(mem, 0)}
+	g := &guard{cat: e.Catalog, st: e.Store, env: e.Env}
+	e.Env.CanRead = g.canRead
 	e.Store.SetHooks(g.hooks())
 
 	// The authorisation factory is read when the analyzer's catalog is
@@ -108,6 +117,7 @@ func (e *Engine) wire(opt Options) error {
 		Build()
 	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
 	e.SQL = sqle.New(a, &sqle.Config{})
+	g.mdb = e.SQL.Analyzer.Catalog.MySQLDb
 	// LOAD DATA LOCAL INFILE streams a client-side file (the client must
 	// allow it too, e.g. mariadb --local-infile=1). Server-side file access
 	// (LOAD DATA INFILE, SELECT … INTO OUTFILE) is confined to DIR/files.

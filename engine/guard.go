@@ -4,12 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/mysql_db"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/dpsql/dpsql/catalog"
@@ -25,7 +29,46 @@ func protectedErr(key string) error { return fmt.Errorf("table %s %w", key, ErrP
 type guard struct {
 	cat *catalog.Catalog
 	st  *store.Store
+	// mdb holds the accounts and grants; set once the analyzer is built.
+	mdb *mysql_db.MySQLDb
+	env *functions.Env // bi (issue 12): releases of DP aggregate queries
 }
+
+// hasGlobal reports whether the account of ctx holds priv globally (root
+// holds every privilege).
+func (g *guard) hasGlobal(ctx *sql.Context, priv sql.PrivilegeType) bool {
+	if g.mdb == nil || !g.mdb.Enabled() {
+		return true
+	}
+	return g.mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{}, priv))
+}
+
+// canRead reports whether the account of ctx may SELECT from db.table: the
+// privilege DP functions require (functions.Env.CanRead).
+func (g *guard) canRead(ctx *sql.Context, db, table string) bool {
+	if g.mdb == nil || !g.mdb.Enabled() {
+		return true
+	}
+	return g.mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{Database: db, Table: table}, sql.PrivilegeType_Select))
+}
+
+// ownConnection reports whether connection id belongs to the account of ctx.
+func ownConnection(ctx *sql.Context, id uint32) bool {
+	if ctx.ProcessList == nil {
+		return false
+	}
+	for _, p := range ctx.ProcessList.Processes() {
+		if p.Connection == id {
+			return p.User == userOf(ctx)
+		}
+	}
+	return false
+}
+
+// secureFilePriv is the server variable naming the directory for server-side
+// file access; it is a path inside the data directory, shown only to
+// accounts with the FILE privilege.
+const secureFilePriv = "secure_file_priv"
 
 func userOf(ctx *sql.Context) string {
 	if ctx == nil || ctx.Session == nil {
@@ -47,6 +90,10 @@ func (g *guard) hooks() store.Hooks {
 			return nil
 		},
 		CheckWrite: func(ctx *sql.Context, db, table string, op store.WriteOp, row sql.Row) error {
+			// bi (issue 12): any write starts a new snapshot for the answer cache.
+			if err := g.cat.NoteWrite(catalog.Key(db, table)); err != nil {
+				return err
+			}
 			if op == store.OpCreate || op == store.OpRename {
 				for _, v := range functions.ViewNames {
 					if strings.EqualFold(v, table) {
@@ -111,11 +158,19 @@ func (g *guard) validateRow(db, table string, t catalog.Table, row sql.Row) erro
 				}
 			}
 			if !found {
-				return fmt.Errorf("value %q of column %s is not in its declared label domain for %s", s, c.Name, t.Name)
+				return fmt.Errorf("value %s of column %s is not in its declared label domain for %s", quoteShort(s), c.Name, t.Name)
 			}
 		}
 	}
 	return nil
+}
+
+// quoteShort quotes a value for an owner's error message, cut at 64 bytes.
+func quoteShort(s string) string {
+	if len(s) <= 64 {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(strings.ToValidUTF8(s[:64], "")) + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
 func toFloat(v any) (float64, bool) {
@@ -151,10 +206,25 @@ func toFloat(v any) (float64, bool) {
 // rule is the analyzer rule (post-validation) described in the package doc.
 func (g *guard) rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	owner := g.owner(ctx)
+	fileOK := g.hasGlobal(ctx, sql.PrivilegeType_File)
+	// bi (issue 12): statements that provably read no rows answer empty;
+	// DP aggregate queries are planned by dpagg.go instead of refused.
+	if !owner {
+		out, ok, err := g.biRewrite(ctx, n, scope)
+		if ok || err != nil {
+			return out, transform.NewTree, err
+		}
+		n = out
+	}
 	var err error
-	touchesProtected, predicts := false, false
+	touchesProtected, predicts, showVars := false, false, false
 	check := func(node sql.Node) bool {
 		if err != nil {
+			return false
+		}
+		// bi (issue 12): public metadata statements, SHOW GRANTS.
+		if stop, merr := metaCheck(ctx, node); stop || merr != nil {
+			err = merr
 			return false
 		}
 		switch x := node.(type) {
@@ -172,6 +242,41 @@ func (g *guard) rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 		case *plan.ShowProcessList:
 			if !owner {
 				err = errors.New("SHOW PROCESSLIST is available to data owners only: running statements can contain row values")
+				return false
+			}
+		case *plan.Set:
+			// Server-wide variables change every session, the owners'
+			// included: SUPER only, as in MySQL.
+			for _, ex := range x.Exprs {
+				sf, ok := ex.(*expression.SetField)
+				if !ok {
+					continue
+				}
+				if sv, ok := sf.LeftChild.(*expression.SystemVar); ok && (sv.Scope == nil || !sv.Scope.IsSessionOnly()) && !g.hasGlobal(ctx, sql.PrivilegeType_Super) {
+					err = fmt.Errorf("SET GLOBAL/PERSIST of %s is refused: changing a server-wide variable needs the SUPER privilege (SET SESSION is allowed)", sv.Name)
+					return false
+				}
+			}
+		case *plan.Kill:
+			// Any account may kill its own statements; others' need SUPER.
+			// Other accounts' connection ids are not revealed.
+			if !g.hasGlobal(ctx, sql.PrivilegeType_Super) && !ownConnection(ctx, x.ConnID) {
+				err = fmt.Errorf("unknown thread id: %d", x.ConnID)
+				return false
+			}
+		case *plan.Into:
+			if (x.Outfile != "" || x.Dumpfile != "") && !fileOK {
+				err = errors.New("SELECT … INTO OUTFILE/DUMPFILE needs the FILE privilege")
+				return false
+			}
+		case *plan.ShowVariables:
+			showVars = true
+		case *plan.InsertInto:
+			// Refused while planning, before go-mysql-server touches the
+			// table's AUTO_INCREMENT counter (the storage hook refuses the
+			// write itself too).
+			if key, ok := tableKey(x.Destination); ok && g.cat.IsProtected(key) && !owner {
+				err = fmt.Errorf("table %s is protected: only data owners may modify it", key)
 				return false
 			}
 		}
@@ -194,6 +299,18 @@ func (g *guard) rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 		if err != nil {
 			return
 		}
+		switch x := e.(type) {
+		case *expression.SystemVar:
+			if strings.EqualFold(x.Name, secureFilePriv) && !fileOK {
+				err = errors.New("@@secure_file_priv is visible to accounts with the FILE privilege only")
+				return
+			}
+		case sql.FunctionExpression:
+			if strings.EqualFold(x.FunctionName(), "load_file") && !fileOK {
+				err = errors.New("LOAD_FILE needs the FILE privilege")
+				return
+			}
+		}
 		if r, ok := e.(functions.Releaser); ok {
 			if r.IsDPRelease() {
 				if !topLevelRelease(n, scope, e) {
@@ -210,7 +327,28 @@ func (g *guard) rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 	if err != nil {
 		return nil, transform.SameTree, err
 	}
+	if showVars && !fileOK {
+		return hideFilePriv(n)
+	}
 	return n, transform.SameTree, nil
+}
+
+// hideFilePriv drops secure_file_priv from SHOW VARIABLES.
+func hideFilePriv(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+	return transform.Node(n, func(node sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		sv, ok := node.(*plan.ShowVariables)
+		if !ok {
+			return node, transform.SameTree, nil
+		}
+		hide := expression.NewNot(expression.NewEquals(
+			expression.NewGetField(0, types.LongText, plan.ShowVariablesVariableCol, false),
+			expression.NewLiteral(secureFilePriv, types.LongText)))
+		filter := sql.Expression(hide)
+		if sv.Filter != nil {
+			filter = expression.NewAnd(sv.Filter, hide)
+		}
+		return plan.NewShowVariables(filter, sv.Global), transform.NewTree, nil
+	})
 }
 
 func funcName(e sql.Expression) string {
@@ -226,6 +364,7 @@ func topLevelRelease(root sql.Node, scope *plan.Scope, e sql.Expression) bool {
 	if scope != nil && !scope.IsEmpty() {
 		return false
 	}
+	root = unwrapRelease(root) // bi (issue 12): LIMIT, SELECT * FROM (…) AS x
 	p, ok := root.(*plan.Project)
 	if !ok {
 		return false
@@ -332,14 +471,68 @@ type authFactory struct {
 }
 
 func (f authFactory) CreateHandler(cat sql.Catalog) sql.AuthorizationHandler {
-	return authHandler{f.inner.CreateHandler(cat)}
+	h := authHandler{AuthorizationHandler: f.inner.CreateHandler(cat)}
+	if c, ok := cat.(*analyzer.Catalog); ok {
+		h.mdb = c.MySQLDb
+	}
+	return h
 }
 
-type authHandler struct{ sql.AuthorizationHandler }
+type authHandler struct {
+	sql.AuthorizationHandler
+	mdb *mysql_db.MySQLDb
+}
+
+// isView reports whether table is one of the dpsql views.
+func isView(table string) bool {
+	for _, v := range functions.ViewNames {
+		if strings.EqualFold(v, table) {
+			return true
+		}
+	}
+	return false
+}
+
+// usesDB reports whether the account holds any privilege in db (on the
+// database or on one of its tables): then it may read the dpsql views of
+// that database, whose rows are filtered to the tables it may read.
+func (h authHandler) usesDB(ctx *sql.Context, db string) bool {
+	if h.mdb == nil || !h.mdb.Enabled() {
+		return true
+	}
+	if db == "" {
+		db = ctx.GetCurrentDatabase()
+	}
+	ps := h.mdb.UserActivePrivilegeSet(ctx)
+	return ps.GlobalCount() > 0 || ps.Database(db).HasPrivileges()
+}
+
+// viewsOnly reports whether a SELECT names only dpsql views of databases the
+// account uses.
+func (h authHandler) viewsOnly(ctx *sql.Context, auth ast.AuthInformation) bool {
+	if auth.TargetType != ast.AuthTargetType_MultipleTableIdentifiers && auth.TargetType != ast.AuthTargetType_SingleTableIdentifier {
+		return false
+	}
+	if len(auth.TargetNames) == 0 || len(auth.TargetNames)%2 != 0 {
+		return false
+	}
+	for i := 0; i < len(auth.TargetNames); i += 2 {
+		if !isView(auth.TargetNames[i+1]) || !h.usesDB(ctx, auth.TargetNames[i]) {
+			return false
+		}
+	}
+	return true
+}
 
 func isSystemDB(name string) bool { return strings.EqualFold(name, functions.SystemDatabase) }
 
 func (h authHandler) HandleAuth(ctx *sql.Context, st sql.AuthorizationQueryState, auth ast.AuthInformation) error {
+	// KILL is the only statement the parser marks SUPER. Every account may
+	// kill its own statements (as in MySQL); the guard's rule refuses the
+	// others without SUPER. SHOW GRANTS is decided by checkShowGrants (bi).
+	if auth.AuthType == ast.AuthType_SUPER || showGrantsAuth(auth) {
+		return nil
+	}
 	if auth.AuthType == ast.AuthType_SELECT || auth.AuthType == ast.AuthType_SHOW {
 		sys := len(auth.TargetNames) > 0
 		step := 1
@@ -354,7 +547,7 @@ func (h authHandler) HandleAuth(ctx *sql.Context, st sql.AuthorizationQueryState
 				sys = false
 			}
 		}
-		if sys {
+		if sys || (auth.AuthType == ast.AuthType_SELECT && h.viewsOnly(ctx, auth)) {
 			return nil
 		}
 	}
@@ -369,7 +562,7 @@ func (h authHandler) CheckDatabase(ctx *sql.Context, st sql.AuthorizationQuerySt
 }
 
 func (h authHandler) CheckTable(ctx *sql.Context, st sql.AuthorizationQueryState, db, schema, table string) error {
-	if isSystemDB(db) {
+	if isSystemDB(db) || (isView(table) && h.usesDB(ctx, db)) {
 		return nil
 	}
 	return h.AuthorizationHandler.CheckTable(ctx, st, db, schema, table)

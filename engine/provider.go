@@ -69,14 +69,17 @@ func (d *userDB) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, 
 }
 
 func (d *userDB) GetTableNames(ctx *sql.Context) ([]string, error) {
-	names, err := d.Database.GetTableNames(ctx)
+	// The dpsql views are listed by AllViews, as VIEW (issue 12).
+	return d.Database.GetTableNames(ctx)
+}
+
+// AllViews adds the dpsql views to the database's own views.
+func (d *userDB) AllViews(ctx *sql.Context) ([]sql.ViewDefinition, error) {
+	views, err := d.Database.AllViews(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, v := range functions.ViewNames {
-		names = append(names, v)
-	}
-	return names, nil
+	return append(views, userViewDefs(d.Name())...), nil
 }
 
 // dpsql refuses user triggers and stored procedures (the store could keep
@@ -147,4 +150,13 @@ func (p *provider) ExternalStoredProcedure(_ *sql.Context, name string, numOfPar
 
 func (p *provider) ExternalStoredProcedures(_ *sql.Context, name string) ([]sql.ExternalStoredProcedureDetails, error) {
 	return p.procs.LookupByName(name)
+}
+
+// CreateView refuses the names of the dpsql views: a user view named
+// dp_ledger would shadow the real one for its readers.
+func (d *userDB) CreateView(ctx *sql.Context, name string, selectStatement, createViewStmt string) error {
+	if isView(name) {
+		return fmt.Errorf("view name %s is reserved for the dpsql view of the same name", name)
+	}
+	return d.Database.CreateView(ctx, name, selectStatement, createViewStmt)
 }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 
@@ -19,13 +21,61 @@ type Server struct {
 	ln  net.Listener
 }
 
-// NewServer listens on addr (host:port; port 0 picks a free one).
+// ServerOptions configure NewServerWithOptions.
+type ServerOptions struct {
+	// TLS, when set, lets clients upgrade to TLS (mariadb --ssl).
+	TLS *tls.Config
+	// RequireSecureTransport refuses logins over plain connections.
+	RequireSecureTransport bool
+	// Throttle configures the login brute-force protection; the zero value
+	// means DefaultLoginThrottle.
+	Throttle LoginThrottle
+}
+
+// LoadTLS reads a PEM certificate (chain) and key for ServerOptions.TLS.
+func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("load TLS certificate %s and key %s: %w", certFile, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// NewServer listens on addr (host:port; port 0 picks a free one) with the
+// default options: no TLS, default login throttle.
 func (e *Engine) NewServer(addr string) (*Server, error) {
+	return e.NewServerWithOptions(addr, ServerOptions{})
+}
+
+// NewServerWithOptions listens on addr with opt.
+func (e *Engine) NewServerWithOptions(addr string, opt ServerOptions) (*Server, error) {
+	if opt.RequireSecureTransport && opt.TLS == nil {
+		return nil, errors.New("--require-secure-transport needs a TLS certificate and key (--tls-cert, --tls-key)")
+	}
+	if opt.Throttle.MaxFailures <= 0 {
+		opt.Throttle = DefaultLoginThrottle
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	cfg := server.Config{Protocol: "tcp", Address: ln.Addr().String(), Listener: ln, MaxConnections: 1000}
+	t := newThrottle(opt.Throttle)
+	cfg := server.Config{
+		Protocol: "tcp", Address: ln.Addr().String(), Listener: ln, MaxConnections: 1000,
+		TLSConfig: opt.TLS, RequireSecureTransport: opt.RequireSecureTransport,
+		// The listener is go-mysql-server's, with the account checks
+		// wrapped (auth.go): throttling, uniform answers, TLS enforcement.
+		ProtocolListenerFactory: func(cfg server.Config, lc mysql.ListenerConfig, sel server.ServerEventListener) (server.ProtocolListener, error) {
+			lc.AuthServer = newAuthServer(lc.AuthServer, t, opt.RequireSecureTransport)
+			return server.MySQLProtocolListenerFactory(cfg, lc, sel)
+		},
+	}
+	// bi (issue 12): one version string, version_comment 'dpsql', the real port.
+	cfg.Version = ServerVersion
+	if err := setIdentity(ln.Addr().(*net.TCPAddr).Port); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("set server identity: %w", err)
+	}
 	srv, err := server.NewServer(cfg, e.SQL, sql.NewContext, sessionBuilder, nil)
 	if err != nil {
 		ln.Close()

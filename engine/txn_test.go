@@ -22,7 +22,7 @@ func mysqlErr(err error) (uint16, string) {
 	return 0, ""
 }
 
-func countRows(t testing.TB, q interface {
+func countTableRows(t testing.TB, q interface {
 	QueryRow(string, ...any) *sql.Row
 }, table string) int {
 	t.Helper()
@@ -66,11 +66,11 @@ func TestRollbackOverWire(t *testing.T) {
 	if err := tx.QueryRow("SELECT bal FROM acct WHERE owner = 'cid'").Scan(&bal); err != nil || bal != 10 {
 		t.Fatalf("own insert via index: %d %v", bal, err)
 	}
-	if n := countRows(t, tx, "acct"); n != 2 {
+	if n := countTableRows(t, tx, "acct"); n != 2 {
 		t.Fatalf("count in transaction = %d, want 2", n)
 	}
 	// Others do not.
-	if n := countRows(t, db, "acct WHERE owner = 'cid'"); n != 0 {
+	if n := countTableRows(t, db, "acct WHERE owner = 'cid'"); n != 0 {
 		t.Fatalf("uncommitted row visible to another connection")
 	}
 	if err := tx.Rollback(); err != nil {
@@ -86,11 +86,11 @@ func TestRollbackOverWire(t *testing.T) {
 	if _, err := tx.Exec("DELETE FROM acct"); err != nil {
 		t.Fatal(err)
 	}
-	if n := countRows(t, tx, "acct"); n != 0 {
+	if n := countTableRows(t, tx, "acct"); n != 0 {
 		t.Fatalf("count after DELETE in transaction = %d", n)
 	}
 	tx.Rollback()
-	if n := countRows(t, db, "acct"); n != 2 {
+	if n := countTableRows(t, db, "acct"); n != 2 {
 		t.Fatalf("DELETE without WHERE survived ROLLBACK: %d rows", n)
 	}
 }
@@ -119,7 +119,7 @@ func TestReadOnlyTransactionRefusesWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := countRows(t, tx, "acct"); n != 2 {
+	if n := countTableRows(t, tx, "acct"); n != 2 {
 		t.Fatalf("read in READ ONLY transaction: %d", n)
 	}
 	for _, q := range []string{"INSERT INTO acct VALUES (9, 'x', 1)", "UPDATE acct SET bal = 0", "DELETE FROM acct WHERE id = 1"} {
@@ -129,7 +129,7 @@ func TestReadOnlyTransactionRefusesWrites(t *testing.T) {
 		}
 	}
 	tx.Rollback()
-	if n := countRows(t, db, "acct"); n != 2 {
+	if n := countTableRows(t, db, "acct"); n != 2 {
 		t.Fatalf("rows after refused writes: %d", n)
 	}
 }
@@ -138,7 +138,7 @@ func TestSnapshotAndSavepoints(t *testing.T) {
 	ts, db := txServer(t)
 	other := ts.connect("root", rootPW, "shop")
 	tx, _ := db.Begin()
-	if n := countRows(t, tx, "acct"); n != 2 {
+	if n := countTableRows(t, tx, "acct"); n != 2 {
 		t.Fatal(n)
 	}
 	// A commit by another connection after the snapshot is not seen…
@@ -149,10 +149,10 @@ func TestSnapshotAndSavepoints(t *testing.T) {
 	if err := tx.QueryRow("SELECT bal FROM acct WHERE id = 1").Scan(&bal); err != nil || bal != 100 {
 		t.Fatalf("repeatable read by key: %d %v", bal, err)
 	}
-	if got := countRows(t, tx, "acct"); got != 2 {
+	if got := countTableRows(t, tx, "acct"); got != 2 {
 		t.Fatalf("repeatable read count: %d", got)
 	}
-	if got := countRows(t, tx, "acct WHERE owner IN ('bob', 'eve')"); got != 1 {
+	if got := countTableRows(t, tx, "acct WHERE owner IN ('bob', 'eve')"); got != 1 {
 		t.Fatalf("repeatable read through the index: %d", got)
 	}
 	// …savepoints work inside it.
@@ -188,7 +188,7 @@ func TestAutocommitOff(t *testing.T) {
 			t.Fatal(q, err)
 		}
 	}
-	if n := countRows(t, other, "acct"); n != 2 {
+	if n := countTableRows(t, other, "acct"); n != 2 {
 		t.Fatalf("uncommitted autocommit=0 insert visible: %d", n)
 	}
 	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
@@ -227,7 +227,7 @@ func TestWriteConflictIsRetryableDeadlock(t *testing.T) {
 	// A transaction whose snapshot predates the commit fails at the
 	// UPDATE already, and is rolled back.
 	c, _ := other.Begin()
-	countRows(t, c, "acct")
+	countTableRows(t, c, "acct")
 	mustExec(t, db, "UPDATE acct SET bal = 0 WHERE id = 2")
 	_, err = c.Exec("UPDATE acct SET bal = 99 WHERE id = 2")
 	if code, _ := mysqlErr(err); code != 1213 {

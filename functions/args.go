@@ -151,6 +151,9 @@ func (o options) float(k string, def float64) (float64, error) {
 
 // positive parses an optional option that must be > 0 when given; absent
 // options return 0, which the mechanisms read as "use the default".
+// Given values must lie in [minOption, maxOption]: a generic safety net,
+// checked before anything is charged, against values such as C=5e-324 or
+// gamma=1e300 that make a noise scale 0, infinite or NaN downstream.
 func (o options) positive(k string) (float64, error) {
 	_, given := o[k]
 	f, err := o.float(k, 0)
@@ -160,8 +163,17 @@ func (o options) positive(k string) (float64, error) {
 	if given && !(f > 0) {
 		return 0, fmt.Errorf("option %s must be > 0, got %v", k, f)
 	}
+	if given && (f < minOption || f > maxOption) {
+		return 0, fmt.Errorf("option %s must be in [%g, %g], got %v", k, minOption, maxOption, f)
+	}
 	return f, nil
 }
+
+// The range of positive real options (C, gamma, eta, h, lambda of LMGC…).
+const (
+	minOption = 1e-12
+	maxOption = 1e12
+)
 
 // positiveInt is positive for integers.
 func (o options) positiveInt(k string) (int, error) {

@@ -36,6 +36,17 @@ func TestParseOptions(t *testing.T) {
 	if err := o.unknown(); err == nil {
 		t.Error("unknown option x not reported")
 	}
+	for _, bad := range []string{"c=5e-324", "gamma=1e300", "c=1e-13", "h=2e12"} {
+		o, _ := parseOptions(bad)
+		for k := range o {
+			if _, err := o.positive(k); err == nil {
+				t.Errorf("%s accepted", bad)
+			}
+		}
+	}
+	if v, err := (options{"c": "1e12"}).positive("c"); err != nil || v != 1e12 {
+		t.Errorf("c=1e12 refused: %v", err)
+	}
 	if v, err := (options{}).positive("c"); err != nil || v != 0 {
 		t.Errorf("absent option: %v, %v", v, err)
 	}

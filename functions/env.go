@@ -3,8 +3,11 @@ package functions
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
+	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/sirupsen/logrus"
@@ -12,6 +15,7 @@ import (
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/mechanism"
 )
 
 // Env is what the SQL adapters need: storage read directly (not through the
@@ -21,6 +25,18 @@ type Env struct {
 	Catalog *catalog.Catalog
 	Budget  *budget.Accountant
 	Log     logrus.FieldLogger
+	// CanRead reports whether the account running ctx may use db.table in
+	// DP functions and see it in the dp_* views (the engine checks for the
+	// SELECT privilege). Tables it may not use are answered exactly like
+	// tables that do not exist. nil allows everything (embedded use).
+	CanRead func(ctx *sql.Context, db, table string) bool
+	// MaxReleaseMemory bounds, in bytes, the public memory estimate of one
+	// release and the sum of the estimates of all running releases
+	// (limits.go); 0 means no limit.
+	MaxReleaseMemory int64
+
+	rtOnce sync.Once
+	rtv    *runtimeState
 }
 
 // tableRef is a resolved table argument.
@@ -28,6 +44,9 @@ type tableRef struct {
 	db, table string
 	key       string // catalog key "db.table"
 	schema    sql.Schema
+	// ctx is the query that resolved the table: a model name reserved for
+	// the release is held in its name (modelName) until the call ends.
+	ctx *sql.Context
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z0-9_$]{1,64}$`)
@@ -46,11 +65,31 @@ func (e *Env) resolveTable(ctx *sql.Context, name string) (tableRef, error) {
 	if !identRE.MatchString(db) || !identRE.MatchString(table) {
 		return tableRef{}, fmt.Errorf("invalid table name %q", name)
 	}
+	// A table the account may not read is reported exactly as a missing
+	// one, so that its existence does not leak either.
+	if !e.canRead(ctx, db, table) {
+		return tableRef{}, noSuchTable(db, table)
+	}
 	schema, err := e.Store.TableSchema(db, table)
 	if err != nil {
-		return tableRef{}, fmt.Errorf("table %s.%s does not exist", db, table)
+		return tableRef{}, noSuchTable(db, table)
 	}
-	return tableRef{db: db, table: table, key: catalog.Key(db, table), schema: schema}, nil
+	return tableRef{db: db, table: table, key: catalog.Key(db, table), schema: schema, ctx: ctx}, nil
+}
+
+func noSuchTable(db, table string) error {
+	return fmt.Errorf("table %s.%s does not exist", db, table)
+}
+
+// canRead applies Env.CanRead.
+func (e *Env) canRead(ctx *sql.Context, db, table string) bool {
+	return e.CanRead == nil || e.CanRead(ctx, db, table)
+}
+
+// canReadKey is canRead for a catalog key "db.table".
+func (e *Env) canReadKey(ctx *sql.Context, key string) bool {
+	db, table, ok := strings.Cut(key, ".")
+	return ok && e.canRead(ctx, db, table)
 }
 
 // protectedTable resolves a table argument that must be protected.
@@ -88,9 +127,24 @@ func user(ctx *sql.Context) string {
 // owner-only ledger and the log, never to the analyst.
 var errMechanismFailed = errors.New("the mechanism failed after reading the data; the privacy charge is kept (the reason is in dp_ledger)")
 
+// ErrKilled is what the client of a killed release sees (KILL QUERY or
+// KILL on its connection). If the release was already charged, the charge
+// stays and the ledger says "killed"; no result and no model are released.
+var ErrKilled = errors.New("query killed: the release was stopped and returns nothing (if it had been charged, the charge is kept and dp_ledger says killed)")
+
 // release reserves the cost of a release durably, runs compute, and records
 // the outcome. Once compute has started the charge stays, whatever happens.
+//
+// compute runs on its own goroutine so that KILL QUERY / KILL (which cancel
+// the query's context) return to the client within a second: the release is
+// then completed as "killed" and any later attempt of compute to save a
+// model is refused (commit); compute itself runs on until it notices (the
+// adapters' scans check the context) or ends, holding its memory
+// reservation until then.
 func (e *Env) release(ctx *sql.Context, ref tableRef, function string, reqEps, reqDelta float64, events []budget.Event, compute func() (any, error)) (any, error) {
+	if ctx.Err() != nil {
+		return nil, ErrKilled // nothing charged
+	}
 	rec, err := e.Budget.Reserve(budget.Request{
 		Table:     ref.key,
 		User:      user(ctx),
@@ -101,18 +155,97 @@ func (e *Env) release(ctx *sql.Context, ref tableRef, function string, reqEps, r
 	if err != nil {
 		return nil, err
 	}
-	out, cerr := compute()
-	status, detail := "ok", ""
-	if cerr != nil {
-		status, detail = "failed", cerr.Error()
+	rt := e.rt()
+	// The gate lives until compute returns, which after a KILL is later
+	// than this call: a late save must still find it closed.
+	g := rt.beginRun(ctx)
+	type result struct {
+		out any
+		err error
+	}
+	done := make(chan result, 1)
+	free := rt.handOverMemory(ctx)
+	// RunningReleases counts this release until its computation has ended
+	// and its outcome is in the ledger, whichever comes last.
+	recorded := make(chan struct{})
+	defer close(recorded)
+	rt.running.Add(1)
+	go func() {
+		defer func() { <-recorded; rt.running.Add(-1) }()
+		defer rt.endRun(ctx, g)
+		defer free()
+		var r result
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					r = result{err: fmt.Errorf("internal error: %v", p)}
+					e.Log.WithField("stack", string(debug.Stack())).Error("release panicked")
+				}
+			}()
+			r.out, r.err = compute()
+		}()
+		if r.err == nil {
+			r.err = checkOutput(r.out)
+		}
+		done <- r
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		if g.kill() {
+			if err := e.Budget.Complete(rec.ID, budget.StatusKilled, "stopped by KILL QUERY / KILL; nothing was returned or saved"); err != nil {
+				e.Log.WithError(err).WithField("release", rec.ID).Error("could not record release outcome")
+			}
+			e.Log.WithFields(logrus.Fields{"table": ref.key, "function": function, "release": rec.ID, "user": user(ctx)}).Warn("release killed after charge")
+			return nil, ErrKilled
+		}
+		r = <-done // its model was already saved: the kill came too late
+	}
+	status, detail := budget.StatusOK, ""
+	if r.err != nil {
+		status, detail = budget.StatusFailed, r.err.Error()
 	}
 	if err := e.Budget.Complete(rec.ID, status, detail); err != nil {
 		e.Log.WithError(err).WithField("release", rec.ID).Error("could not record release outcome")
 	}
-	if cerr != nil {
-		e.Log.WithError(cerr).WithFields(logrus.Fields{"table": ref.key, "function": function, "release": rec.ID}).Warn("release failed after charge")
+	if r.err != nil {
+		e.Log.WithError(r.err).WithFields(logrus.Fields{"table": ref.key, "function": function, "release": rec.ID}).Warn("release failed after charge")
 		return nil, errMechanismFailed
 	}
 	e.Log.WithFields(logrus.Fields{"table": ref.key, "function": function, "release": rec.ID, "user": user(ctx)}).Info("release")
-	return out, nil
+	return r.out, nil
+}
+
+// checkOutput is a last safety net on released numbers: a NaN or infinite
+// value (a mis-configured noise scale, an overflow) is never released.
+func checkOutput(out any) error {
+	if f, ok := out.(float64); ok && (math.IsNaN(f) || math.IsInf(f, 0)) {
+		return fmt.Errorf("the mechanism produced a non-finite value (%v); nothing is released", f)
+	}
+	return nil
+}
+
+// stopOf is the cooperative-cancellation handle of the query ctx, for
+// mechanisms that check it (mechanism.Stop) between public-sized steps.
+func stopOf(ctx *sql.Context) mechanism.Stop {
+	if ctx == nil {
+		return mechanism.Stop{}
+	}
+	return mechanism.NewStop(ctx.Done())
+}
+
+// scanCheck returns a scan callback wrapper that stops a scan (with
+// ErrKilled) once the query is killed, checking every 4096 rows (a public
+// schedule) so that the check costs nothing measurable.
+func scanCheck(ctx *sql.Context) func() error {
+	stop := stopOf(ctx)
+	var n int
+	return func() error {
+		n++
+		if n&4095 == 0 && stop.Stopped() {
+			return ErrKilled
+		}
+		return nil
+	}
 }

@@ -15,7 +15,7 @@ func (e *Env) dpLMGCTrain(ctx *sql.Context, args []any) (any, error) {
 		return nil, err
 	}
 	ref, eps, o := a.ref, a.eps, a.opts
-	cfg := lmgc.Config{Epsilon: eps}
+	cfg := lmgc.Config{Epsilon: eps, Stop: stopOf(ctx)}
 	if cfg.Lambda, err = o.positive("lambda"); err != nil {
 		return nil, err
 	}

@@ -45,9 +45,10 @@ func (e *Env) dpMean(ctx *sql.Context, args []any) (any, error) {
 	}
 	return e.release(ctx, ref, "DP_MEAN", eps, 0, []budget.Event{m.Event()}, func() (any, error) {
 		acc := m.Accumulator()
+		stop := scanCheck(ctx)
 		if _, err := e.Store.ScanFloats(ref.db, ref.table, []string{col}, func(row []float64) error {
 			acc.Add(row[0])
-			return nil
+			return stop()
 		}); err != nil {
 			return nil, fmt.Errorf("scan %s: %w", ref.key, err)
 		}

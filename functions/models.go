@@ -49,14 +49,24 @@ func (e *Env) model(name string) (catalog.ModelRecord, *mechanism.Model, error) 
 	return rec, &m, nil
 }
 
+// visibleModel is model for a caller: a model trained on a table the
+// account may not read is reported exactly like a missing one.
+func (e *Env) visibleModel(ctx *sql.Context, name string) (catalog.ModelRecord, *mechanism.Model, error) {
+	rec, m, err := e.model(name)
+	if err == nil && !e.canReadKey(ctx, rec.Table) {
+		return catalog.ModelRecord{}, nil, fmt.Errorf("model %q does not exist", name)
+	}
+	return rec, m, err
+}
+
 // dpPredict implements DP_PREDICT('<model>', x1, …, xd): post-processing of
 // a released model on public rows (the guard refuses protected tables).
-func (e *Env) dpPredict(_ *sql.Context, args []any) (any, error) {
+func (e *Env) dpPredict(ctx *sql.Context, args []any) (any, error) {
 	name, err := argString(args, 0, "model")
 	if err != nil {
 		return nil, err
 	}
-	_, m, err := e.model(name)
+	_, m, err := e.visibleModel(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -84,12 +94,12 @@ func (e *Env) dpPredict(_ *sql.Context, args []any) (any, error) {
 
 // dpModelJSON implements DP_MODEL_JSON('<model>'): the released weights and
 // public parameters.
-func (e *Env) dpModelJSON(_ *sql.Context, args []any) (any, error) {
+func (e *Env) dpModelJSON(ctx *sql.Context, args []any) (any, error) {
 	name, err := argString(args, 0, "model")
 	if err != nil {
 		return nil, err
 	}
-	rec, _, err := e.model(name)
+	rec, _, err := e.visibleModel(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +128,7 @@ func (e *Env) dpEvaluate(ctx *sql.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, m, err := e.model(name)
+	_, m, err := e.visibleModel(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +159,11 @@ func (e *Env) dpEvaluate(ctx *sql.Context, args []any) (any, error) {
 		score := ev.Score()
 		d := len(m.Features)
 		x := make([]float64, d)
+		stop := scanCheck(ctx)
 		_, err := e.Store.ScanValues(ref.db, ref.table, cols, func(row []any) error {
+			if err := stop(); err != nil {
+				return err
+			}
 			for j := 0; j < d; j++ {
 				f, ok := floatOf(row[j])
 				if !ok {

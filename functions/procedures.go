@@ -15,7 +15,7 @@ import (
 // owners.
 func (e *Env) Procedures() []sql.ExternalStoredProcedureDetails {
 	okSchema := sql.Schema{{Name: "status", Type: types.LongText}}
-	return []sql.ExternalStoredProcedureDetails{
+	return append(e.biProcedures(okSchema), []sql.ExternalStoredProcedureDetails{
 		{Name: "dp_protect", Schema: okSchema, Function: func(ctx *sql.Context, table string, eps, delta float64) (sql.RowIter, error) {
 			return e.protect(ctx, table, eps, delta, "basic")
 		}},
@@ -27,7 +27,9 @@ func (e *Env) Procedures() []sql.ExternalStoredProcedureDetails {
 		{Name: "dp_owner_add", Schema: okSchema, Function: func(ctx *sql.Context, u string) (sql.RowIter, error) { return e.owner(ctx, u, true) }},
 		{Name: "dp_owner_remove", Schema: okSchema, Function: func(ctx *sql.Context, u string) (sql.RowIter, error) { return e.owner(ctx, u, false) }},
 		{Name: "dp_drop_model", Schema: okSchema, Function: e.dropModel},
-	}
+		{Name: "dp_quota", Schema: okSchema, Function: e.quota},
+		{Name: "dp_quota_remove", Schema: okSchema, Function: e.quotaRemove},
+	}...)
 }
 
 func done(format string, a ...any) (sql.RowIter, error) {
@@ -165,6 +167,46 @@ func (e *Env) labels(ctx *sql.Context, name, column, values string) (sql.RowIter
 		return nil, fmt.Errorf("dp_labels: %w", err)
 	}
 	return done("label domain of %s.%s set to %d values", ref.key, c, len(domain))
+}
+
+// quota implements CALL dp_quota('<user>', '<table>', ε, δ): caps the
+// account's share of the table's budget ('%' = every account without a
+// quota of its own).
+func (e *Env) quota(ctx *sql.Context, u, name string, eps, delta float64) (sql.RowIter, error) {
+	if err := e.requireOwner(ctx, "dp_quota"); err != nil {
+		return nil, err
+	}
+	u = strings.TrimSpace(u)
+	if u == "" {
+		return nil, fmt.Errorf("dp_quota: account name must not be empty ('%s' sets the default quota)", budget.AnyUser)
+	}
+	ref, err := e.protectedTable(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("dp_quota: %w", err)
+	}
+	if err := e.Budget.SetQuota(ref.key, u, eps, delta); err != nil {
+		return nil, fmt.Errorf("dp_quota: %w", err)
+	}
+	who := "account " + u
+	if u == budget.AnyUser {
+		who = "every account without its own quota"
+	}
+	return done("%s may spend at most epsilon=%v delta=%v of %s", who, eps, delta, ref.key)
+}
+
+// quotaRemove implements CALL dp_quota_remove('<user>', '<table>').
+func (e *Env) quotaRemove(ctx *sql.Context, u, name string) (sql.RowIter, error) {
+	if err := e.requireOwner(ctx, "dp_quota_remove"); err != nil {
+		return nil, err
+	}
+	ref, err := e.resolveTable(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("dp_quota_remove: %w", err)
+	}
+	if err := e.Budget.RemoveQuota(ref.key, strings.TrimSpace(u)); err != nil {
+		return nil, fmt.Errorf("dp_quota_remove: %w", err)
+	}
+	return done("quota of %s on %s removed", strings.TrimSpace(u), ref.key)
 }
 
 func (e *Env) owner(ctx *sql.Context, u string, on bool) (sql.RowIter, error) {

@@ -124,23 +124,20 @@ func (e *Env) spec(ref tableRef, o options, classification bool) (trainSpec, err
 	return s, nil
 }
 
-// modelName resolves model= or picks the next free <kind>_<table>_<k>.
+// modelName resolves model= or picks the next free <kind>_<table>_<k>. The
+// name is reserved for the running query (runtime.go) before anything is
+// charged, so concurrent trainings cannot both pay for one name.
 func (e *Env) modelName(o options, kind string, ref tableRef) (string, error) {
 	if name, ok := o.take("model"); ok {
 		if !identRE.MatchString(name) {
 			return "", fmt.Errorf("model name %q must be 1–64 letters, digits, _ or $", name)
 		}
-		if e.Catalog.HasModel(name) {
-			return "", fmt.Errorf("model %q already exists", name)
+		if err := e.reserveModelName(ref.ctx, name); err != nil {
+			return "", err
 		}
 		return name, nil
 	}
-	for i := 1; ; i++ {
-		name := fmt.Sprintf("%s_%s_%d", kind, strings.ToLower(ref.table), i)
-		if !e.Catalog.HasModel(name) {
-			return name, nil
-		}
-	}
+	return e.freeModelName(ref.ctx, fmt.Sprintf("%s_%s", kind, strings.ToLower(ref.table))), nil
 }
 
 // loadClassification reads features and class indices in one snapshot.
@@ -232,7 +229,8 @@ func (e *Env) saveModel(ctx *sql.Context, s trainSpec, m *mechanism.Model, param
 		Epsilon: eps, Delta: delta, RequestedEpsilon: reqEps, N: s.n, Table: s.ref.key,
 		Creator: user(ctx), CreatedAt: time.Now().UTC(), Model: js,
 	}
-	if err := e.Catalog.PutModel(rec); err != nil {
+	// Saved only if the release has not been killed meanwhile (atomically).
+	if err := e.commit(ctx, func() error { return e.Catalog.PutModel(rec) }); err != nil {
 		return "", err
 	}
 	return s.model, nil

@@ -9,6 +9,8 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/dpsql/dpsql/budget"
 )
 
 // SystemDatabase is the name of the read-only database holding the dpsql
@@ -36,7 +38,7 @@ func (e *Env) SystemDB() sql.Database {
 }
 
 // ViewNames are the view names reserved in every database.
-var ViewNames = []string{"dp_budget", "dp_models", "dp_ledger", "dp_columns", "dp_owners"}
+var ViewNames = []string{"dp_budget", "dp_models", "dp_ledger", "dp_columns", "dp_owners", "dp_quotas"}
 
 // Views returns the dpsql views as they appear inside database db: the same
 // columns, restricted to that database's tables, so any account that may use
@@ -50,12 +52,19 @@ func (e *Env) Views(db string) map[string]sql.Table {
 }
 
 func (e *Env) views(db string) []*view {
-	return []*view{e.budgetView(db), e.modelsView(db), e.ledgerView(db), e.columnsView(db), e.ownersView()}
+	return []*view{e.budgetView(db), e.modelsView(db), e.ledgerView(db), e.columnsView(db), e.ownersView(), e.quotasView(db)}
 }
 
 // inDB reports whether catalog key "db.table" belongs to db ("" = all).
 func inDB(db, key string) bool {
 	return db == "" || strings.HasPrefix(key, db+".")
+}
+
+// shows reports whether a view row about table key belongs in the view of
+// db for the caller: rows about tables the caller may not read (no SELECT
+// privilege) are left out, as the tables themselves are.
+func (e *Env) shows(ctx *sql.Context, db, key string) bool {
+	return inDB(db, key) && e.canReadKey(ctx, key)
 }
 
 func (d *systemDB) Name() string { return SystemDatabase }
@@ -154,18 +163,83 @@ func (e *Env) budgetView(db string) *view {
 		col("table_name", types.Text), col("accounting", types.Text),
 		col("epsilon_total", types.Float64), col("epsilon_spent", types.Float64), col("epsilon_remaining", types.Float64),
 		col("delta_total", types.Float64), col("delta_spent", types.Float64), col("delta_remaining", types.Float64),
-	}, func(*sql.Context) ([]sql.Row, error) {
+		// The caller's own share (budget/quota.go): what its releases
+		// charged, what it may still spend (its quota and the table's
+		// remaining budget both apply) and its quota (NULL = none).
+		col("my_epsilon_spent", types.Float64), col("my_epsilon_remaining", types.Float64),
+		col("my_delta_spent", types.Float64), col("my_delta_remaining", types.Float64),
+		col("my_epsilon_quota", types.Float64), col("my_delta_quota", types.Float64),
+	}, func(ctx *sql.Context) ([]sql.Row, error) {
 		all, err := e.Budget.All()
 		if err != nil {
 			return nil, fmt.Errorf("dp_budget: %w", err)
 		}
 		rows := make([]sql.Row, 0, len(all))
 		for _, s := range all {
-			if !inDB(db, s.Table) {
+			if !e.shows(ctx, db, s.Table) {
 				continue
 			}
+			me, err := e.Budget.UserStatus(s.Table, user(ctx))
+			if err != nil {
+				return nil, fmt.Errorf("dp_budget: %w", err)
+			}
+			var qe, qd any
+			if me.HasQuota {
+				qe, qd = me.EpsilonQuota, me.DeltaQuota
+			}
 			rows = append(rows, sql.Row{s.Table, string(s.Mode), s.EpsilonTotal, s.EpsilonSpent, nonNeg(s.EpsilonTotal - s.EpsilonSpent),
-				s.DeltaTotal, s.DeltaSpent, nonNeg(s.DeltaTotal - s.DeltaSpent)})
+				s.DeltaTotal, s.DeltaSpent, nonNeg(s.DeltaTotal - s.DeltaSpent),
+				me.EpsilonSpent, me.EpsilonLeft, me.DeltaSpent, me.DeltaLeft, qe, qd})
+		}
+		return rows, nil
+	})
+}
+
+// quotasView lists per-account quotas: every quota for owners, the
+// caller's own (or the default one that applies to it) for analysts.
+func (e *Env) quotasView(db string) *view {
+	return newView("dp_quotas", []*sql.Column{
+		col("table_name", types.Text), col("user", types.Text),
+		col("epsilon_quota", types.Float64), col("delta_quota", types.Float64),
+		col("epsilon_spent", types.Float64), col("delta_spent", types.Float64),
+		col("epsilon_remaining", types.Float64), col("delta_remaining", types.Float64),
+	}, func(ctx *sql.Context) ([]sql.Row, error) {
+		qs, err := e.Budget.Quotas()
+		if err != nil {
+			return nil, fmt.Errorf("dp_quotas: %w", err)
+		}
+		u, owner := user(ctx), e.Catalog.IsOwner(user(ctx))
+		var rows []sql.Row
+		for _, q := range qs {
+			if !e.shows(ctx, db, q.Table) {
+				continue
+			}
+			if q.User == budget.AnyUser {
+				if owner {
+					rows = append(rows, sql.Row{q.Table, q.User, q.EpsilonQuota, q.DeltaQuota, nil, nil, nil, nil})
+				}
+				continue
+			}
+			if owner || q.User == u {
+				rows = append(rows, sql.Row{q.Table, q.User, q.EpsilonQuota, q.DeltaQuota, q.EpsilonSpent, q.DeltaSpent, q.EpsilonLeft, q.DeltaLeft})
+			}
+		}
+		if !owner {
+			// The default quota, as it applies to the caller.
+			seen := map[string]bool{}
+			for _, r := range rows {
+				seen[r[0].(string)] = true
+			}
+			for _, q := range qs {
+				if q.User != budget.AnyUser || seen[q.Table] || !e.shows(ctx, db, q.Table) {
+					continue
+				}
+				me, err := e.Budget.UserStatus(q.Table, u)
+				if err != nil {
+					return nil, fmt.Errorf("dp_quotas: %w", err)
+				}
+				rows = append(rows, sql.Row{q.Table, u, me.EpsilonQuota, me.DeltaQuota, me.EpsilonSpent, me.DeltaSpent, me.EpsilonLeft, me.DeltaLeft})
+			}
 		}
 		return rows, nil
 	})
@@ -183,10 +257,10 @@ func (e *Env) modelsView(db string) *view {
 		col("name", types.Text), col("kind", types.Text), col("kernel", types.Text), col("params", types.Text),
 		col("epsilon", types.Float64), col("delta", types.Float64), col("epsilon_requested", types.Float64),
 		col("n", types.Int64), col("table_name", types.Text), col("creator", types.Text), col("created_at", types.DatetimeMaxPrecision),
-	}, func(*sql.Context) ([]sql.Row, error) {
+	}, func(ctx *sql.Context) ([]sql.Row, error) {
 		var rows []sql.Row
 		for _, m := range e.Catalog.Models() {
-			if !inDB(db, m.Table) {
+			if !e.shows(ctx, db, m.Table) {
 				continue
 			}
 			rows = append(rows, sql.Row{m.Name, m.Kind, m.Kernel, m.Params, m.Epsilon, m.Delta, m.RequestedEpsilon,
@@ -212,7 +286,7 @@ func (e *Env) ledgerView(db string) *view {
 		}
 		rows := make([]sql.Row, 0, len(entries))
 		for _, l := range entries {
-			if !inDB(db, l.Table) {
+			if !e.shows(ctx, db, l.Table) {
 				continue
 			}
 			rows = append(rows, sql.Row{int64(l.ID), l.Time.UTC(), l.User, l.Table, l.Function, l.Epsilon, l.Delta,
@@ -226,10 +300,10 @@ func (e *Env) columnsView(db string) *view {
 	return newView("dp_columns", []*sql.Column{
 		col("table_name", types.Text), col("column_name", types.Text), col("lower_bound", types.Float64),
 		col("upper_bound", types.Float64), col("labels", types.Text),
-	}, func(*sql.Context) ([]sql.Row, error) {
+	}, func(ctx *sql.Context) ([]sql.Row, error) {
 		var rows []sql.Row
 		for _, t := range e.Catalog.Tables() {
-			if !inDB(db, t.Name) {
+			if !e.shows(ctx, db, t.Name) {
 				continue
 			}
 			for c, b := range t.Bounds {

@@ -33,19 +33,25 @@ func NewEvaluation(eps float64, regression bool, lo, hi float64) (*Evaluation, e
 	if regression && !(lo < hi) {
 		return nil, fmt.Errorf("evaluate: label bounds must have lower < upper, got [%v, %v]", lo, hi)
 	}
+	if w := hi - lo; regression && math.IsInf(w*w, 0) {
+		return nil, fmt.Errorf("evaluate: label bounds [%v, %v] are too far apart for float64", lo, hi)
+	}
 	return &Evaluation{Epsilon: eps, Regression: regression, Lo: lo, Hi: hi}, nil
 }
 
-// Sensitivity of the released sum (count or SSE) under replace-one.
-func (e *Evaluation) Sensitivity() float64 {
+// Sensitivity of the released sum (count or SSE) under replace-one, for n
+// rows. The count of correct predictions is an exact integer; the SSE is a
+// compensated float sum of terms in [0, (hi−lo)²], inflated by SumSlack(n).
+func (e *Evaluation) Sensitivity(n int64) float64 {
 	if e.Regression {
-		return (e.Hi - e.Lo) * (e.Hi - e.Lo)
+		w := e.Hi - e.Lo
+		return w * w * SumSlack(n)
 	}
 	return 1
 }
 
-// Scale is the Laplace scale of the released sum.
-func (e *Evaluation) Scale() float64 { return e.Sensitivity() / e.Epsilon }
+// Scale is the Laplace scale of the released sum for n rows.
+func (e *Evaluation) Scale(n int64) float64 { return e.Sensitivity(n) / e.Epsilon }
 
 // Event is the accountant's record of this release.
 func (e *Evaluation) Event() budget.Event {
@@ -54,9 +60,10 @@ func (e *Evaluation) Event() budget.Event {
 
 // Score accumulates per-row outcomes.
 type Score struct {
-	e   *Evaluation
-	sum float64
-	n   int64
+	e       *Evaluation
+	correct int64
+	sse     CompensatedSum
+	n       int64
 }
 
 // Score starts a pass over the test rows.
@@ -65,15 +72,17 @@ func (e *Evaluation) Score() *Score { return &Score{e: e} }
 // AddCorrect records one classification outcome.
 func (s *Score) AddCorrect(correct bool) {
 	if correct {
-		s.sum++
+		s.correct++
 	}
 	s.n++
 }
 
 // AddResidual records one regression prediction and its label (both clipped).
 func (s *Score) AddResidual(pred, label float64) {
+	// |fl(a − b)| ≤ fl(hi − lo) for a, b ∈ [lo, hi], so every term lies in
+	// [0, fl(w)²] up to one rounding, covered by SumSlack.
 	d := Clip(pred, s.e.Lo, s.e.Hi) - Clip(label, s.e.Lo, s.e.Hi)
-	s.sum += d * d
+	s.sse.Add(d * d)
 	s.n++
 }
 
@@ -82,7 +91,14 @@ func (s *Score) Release() (float64, error) {
 	if s.n < 1 {
 		return 0, errors.New("evaluate: the test table is empty")
 	}
-	v, err := noise.AddLaplace(s.sum, s.e.Scale())
+	if s.n > MaxSumRows {
+		return 0, fmt.Errorf("evaluate: %d rows exceed the supported %d", s.n, int64(MaxSumRows))
+	}
+	sum := float64(s.correct)
+	if s.e.Regression {
+		sum = s.sse.Sum()
+	}
+	v, err := noise.AddLaplace(sum, s.e.Scale(s.n))
 	if err != nil {
 		return 0, fmt.Errorf("evaluate: %w", err)
 	}

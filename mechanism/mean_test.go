@@ -14,8 +14,10 @@ func TestMeanScaleExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Sensitivity() != 0.1 || math.Abs(m.Scale()-0.2) > 1e-15 {
-		t.Fatalf("sensitivity %v, scale %v; want 0.1, 0.2", m.Sensitivity(), m.Scale())
+	// (hi − lo)/n = 0.1 and b = 0.2, each inflated by SumSlack(1000) = 1 + 8·1001·2⁻⁵³.
+	slack := 1 + 8*1001*0x1p-53
+	if m.Sensitivity() != 0.1*slack || math.Abs(m.Scale()-0.2*slack) > 1e-15 {
+		t.Fatalf("sensitivity %v, scale %v; want 0.1·%v, 0.2·%v", m.Sensitivity(), m.Scale(), slack, slack)
 	}
 	if ev := m.Event(); ev.Kind != budget.Laplace || ev.Epsilon != 0.5 {
 		t.Fatalf("event %+v", ev)
@@ -30,13 +32,62 @@ func TestMeanScaleExact(t *testing.T) {
 	}
 }
 
-// mean returns the clipped mean the accumulator computes before noise.
+// clippedMean returns the value the accumulator adds noise to: the mean of
+// the shifted, clipped values.
 func clippedMean(lo, hi float64, xs []float64) float64 {
-	var s float64
+	m := Mean{Lo: lo, Hi: hi, Epsilon: 1, N: int64(len(xs))}
+	a := m.Accumulator()
 	for _, x := range xs {
-		s += Clip(x, lo, hi)
+		a.Add(x)
+	}
+	return a.sum.Sum() / float64(a.sum.N())
+}
+
+// naiveMean is the release value of the first version: a Kahan sum of the
+// raw clipped values, divided by n. It rounds at the scale of |lo|.
+func naiveMean(lo, hi float64, xs []float64) float64 {
+	var s, c float64
+	for _, x := range xs {
+		y := Clip(x, lo, hi) - c
+		t := s + y
+		c = (t - s) - y
+		s = t
 	}
 	return s / float64(len(xs))
+}
+
+// TestMeanFloatSumWithinSensitivity is issue 9's attack on the float sum:
+// bounds [1e9, 1e9 + 1] and n = 10⁶, neighbours replacing one row at lo by
+// one at hi. The first version's computed means differ by more than the
+// sensitivity (1/n) it charged for (the must-fail variant); the shifted sum
+// stays within Sensitivity() for every pair.
+func TestMeanFloatSumWithinSensitivity(t *testing.T) {
+	const lo, hi, n = 1e9, 1e9 + 1, 1000000
+	m, err := NewMean(lo, hi, 1, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(9, 1))
+	xs := make([]float64, n)
+	worstNew, worstOld := 0.0, 0.0
+	for trial := 0; trial < 6; trial++ {
+		for i := range xs {
+			xs[i] = lo + rng.Float64()
+		}
+		ys := append([]float64(nil), xs...)
+		k := rng.IntN(n)
+		xs[k], ys[k] = lo, hi
+		worstNew = math.Max(worstNew, math.Abs(clippedMean(lo, hi, xs)-clippedMean(lo, hi, ys)))
+		worstOld = math.Max(worstOld, math.Abs(naiveMean(lo, hi, xs)-naiveMean(lo, hi, ys)))
+	}
+	bound := (hi - lo) / n
+	t.Logf("computed neighbour distance / (hi−lo)/n: shifted %.6f, first version %.4f", worstNew/bound, worstOld/bound)
+	if worstNew > m.Sensitivity() {
+		t.Fatalf("shifted mean moved by %v > charged sensitivity %v", worstNew, m.Sensitivity())
+	}
+	if worstOld <= bound*1.01 {
+		t.Fatalf("must-fail variant: the first version stayed within the bound (%v ≤ %v); the test lost its power", worstOld, bound)
+	}
 }
 
 // TestMeanSensitivityAdversarial: replacing one row (by values far outside
@@ -65,7 +116,7 @@ func TestMeanSensitivityAdversarial(t *testing.T) {
 			xs[i], ys[i] = lo, hi
 		}
 		d := math.Abs(clippedMean(lo, hi, xs) - clippedMean(lo, hi, ys))
-		if d > bound*(1+1e-12) {
+		if d > bound*SumSlack(n) {
 			t.Fatalf("neighbours moved the mean by %v > (hi−lo)/n = %v", d, bound)
 		}
 		worst = math.Max(worst, d)
@@ -114,22 +165,22 @@ func TestEvaluationScalesAndAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Sensitivity() != 1 || ev.Scale() != 2 {
-		t.Fatalf("classification sensitivity %v scale %v", ev.Sensitivity(), ev.Scale())
+	if ev.Sensitivity(10) != 1 || ev.Scale(10) != 2 {
+		t.Fatalf("classification sensitivity %v scale %v", ev.Sensitivity(10), ev.Scale(10))
 	}
 	reg, err := NewEvaluation(2, true, 25, 346)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if reg.Sensitivity() != 321*321 || reg.Scale() != 321*321/2.0 {
-		t.Fatalf("regression sensitivity %v scale %v", reg.Sensitivity(), reg.Scale())
+	if sl := SumSlack(100); reg.Sensitivity(100) != 321*321*sl || reg.Scale(100) != 321*321*sl/2.0 {
+		t.Fatalf("regression sensitivity %v scale %v", reg.Sensitivity(100), reg.Scale(100))
 	}
 	// One residual, clipped, moves SSE by at most (hi−lo)².
 	s1, s2 := reg.Score(), reg.Score()
 	s1.AddResidual(25, 346)
 	s2.AddResidual(1e9, -1e9)
-	if s1.sum != 321*321 || s2.sum != 321*321 {
-		t.Fatalf("clipped residuals %v, %v", s1.sum, s2.sum)
+	if s1.sse.Sum() != 321*321 || s2.sse.Sum() != 321*321 {
+		t.Fatalf("clipped residuals %v, %v", s1.sse.Sum(), s2.sse.Sum())
 	}
 	for _, bad := range [][3]float64{{0, 0, 0}, {-1, 0, 0}, {math.Inf(1), 0, 0}} {
 		if _, err := NewEvaluation(bad[0], false, bad[1], bad[2]); err == nil {

@@ -1,6 +1,7 @@
 // Command dpsql runs the dpsql server and its offline tools.
 //
 //	dpsql serve  --data-dir DIR --listen HOST:PORT [--demo] [--log-format text|json]
+//	             [--max-release-memory SIZE] [--tls-cert F --tls-key F [--require-secure-transport]]
 //	dpsql import --data-dir DIR --table db.t --csv FILE
 //
 // On first start of an empty data directory the root account is created
@@ -49,6 +50,7 @@ func main() {
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   dpsql serve  [--data-dir DIR] [--listen HOST:PORT] [--demo] [--demo-data DIR] [--log-format text|json] [--log-level LEVEL]
+               [--max-release-memory SIZE] [--tls-cert FILE --tls-key FILE [--require-secure-transport]]
   dpsql import --data-dir DIR --table DB.TABLE --csv FILE
 `)
 }
@@ -82,6 +84,10 @@ func serve(args []string) error {
 	demoData := fs.String("demo-data", "testdata", "directory with the sample CSVs and demo_catalog.json")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level")
+	maxMem := fs.String("max-release-memory", "", fmt.Sprintf("memory releases may use, e.g. 8GiB; one release whose public estimate exceeds it is refused before any charge, and releases wait for each other beyond it (default %.0f%% of RAM; 0 = no limit)", engine.ReleaseMemoryFraction*100))
+	tlsCert := fs.String("tls-cert", "", "PEM certificate (chain) for TLS connections")
+	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
+	requireTLS := fs.Bool("require-secure-transport", false, "refuse logins over connections without TLS (needs --tls-cert and --tls-key)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -89,7 +95,29 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	e, err := engine.Open(engine.Options{DataDir: *dataDir, RootPassword: os.Getenv("DPSQL_ROOT_PASSWORD"), Log: log})
+	var mem int64
+	if *maxMem != "" {
+		if mem, err = engine.ParseBytes(*maxMem); err != nil {
+			return fmt.Errorf("--max-release-memory: %q is not a size such as 8GiB or 512MiB", *maxMem)
+		}
+		if mem == 0 {
+			mem = -1 // explicit 0: no limit
+		}
+	}
+	var sopt engine.ServerOptions
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	if *tlsCert != "" {
+		if sopt.TLS, err = engine.LoadTLS(*tlsCert, *tlsKey); err != nil {
+			return err
+		}
+	}
+	sopt.RequireSecureTransport = *requireTLS
+	if sopt.RequireSecureTransport && sopt.TLS == nil {
+		return errors.New("--require-secure-transport needs --tls-cert and --tls-key")
+	}
+	e, err := engine.Open(engine.Options{DataDir: *dataDir, RootPassword: os.Getenv("DPSQL_ROOT_PASSWORD"), Log: log, MaxReleaseMemory: mem})
 	if err != nil {
 		return err
 	}
@@ -103,11 +131,12 @@ func serve(args []string) error {
 			return fmt.Errorf("load demo data: %w", err)
 		}
 	}
-	srv, err := e.NewServer(*listen)
+	srv, err := e.NewServerWithOptions(*listen, sopt)
 	if err != nil {
 		return err
 	}
-	log.WithFields(logrus.Fields{"addr": srv.Addr(), "data_dir": *dataDir}).Info("dpsql listening")
+	log.WithFields(logrus.Fields{"addr": srv.Addr(), "data_dir": *dataDir, "tls": sopt.TLS != nil,
+		"require_secure_transport": sopt.RequireSecureTransport, "max_release_memory": e.Env.MaxReleaseMemory}).Info("dpsql listening")
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve() }()
 	sig := make(chan os.Signal, 1)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unicode"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -76,6 +78,9 @@ func (s *Store) ImportCSV(db, table string, r io.Reader, opt ImportOptions) (n i
 		if header[i] == "" {
 			return 0, fmt.Errorf("import: header column %d has no name", i+1)
 		}
+		if err := validColumnName(header[i]); err != nil {
+			return 0, fmt.Errorf("import: header column %d: %w", i+1, err)
+		}
 	}
 
 	// Records read ahead for type inference are replayed first.
@@ -139,6 +144,23 @@ func (s *Store) ImportCSV(db, table string, r io.Reader, opt ImportOptions) (n i
 	return im.finish()
 }
 
+// validColumnName refuses header names MySQL would not take as column
+// names: longer than 64 characters, control characters or backticks.
+func validColumnName(name string) error {
+	if utf8.RuneCountInString(name) > 64 {
+		return fmt.Errorf("name %s is longer than 64 characters", fieldQuote([]byte(name)))
+	}
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("name %s is not valid UTF-8", fieldQuote([]byte(name)))
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || r == '`' {
+			return fmt.Errorf("name %s contains a control character or a backtick", fieldQuote([]byte(name)))
+		}
+	}
+	return nil
+}
+
 type aheadRec struct {
 	fields []string
 	line   int
@@ -179,7 +201,7 @@ func inferSchema(header []string, rows []aheadRec) sql.Schema {
 			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
 				isInt = false
 			}
-			if f, err := strconv.ParseFloat(v, 64); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			if f, err := strconv.ParseFloat(v, 64); err != nil || math.IsInf(f, 0) || math.IsNaN(f) || !isDecimal([]byte(v)) {
 				isFloat = false
 			}
 		}
@@ -291,6 +313,55 @@ func unsafeString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
+// isDecimal reports whether f (surrounding blanks allowed) is a plain
+// decimal number: optional sign, digits with an optional fraction, optional
+// exponent. Go's parsers also accept 1_000, 0x1p3, Inf and NaN, which a CSV
+// number must not be.
+func isDecimal(f []byte) bool {
+	f = bytes.TrimSpace(f)
+	i := 0
+	if i < len(f) && (f[i] == '+' || f[i] == '-') {
+		i++
+	}
+	digits := 0
+	for ; i < len(f) && f[i] >= '0' && f[i] <= '9'; i++ {
+		digits++
+	}
+	if i < len(f) && f[i] == '.' {
+		i++
+		for ; i < len(f) && f[i] >= '0' && f[i] <= '9'; i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(f) && (f[i] == 'e' || f[i] == 'E') {
+		i++
+		if i < len(f) && (f[i] == '+' || f[i] == '-') {
+			i++
+		}
+		exp := 0
+		for ; i < len(f) && f[i] >= '0' && f[i] <= '9'; i++ {
+			exp++
+		}
+		if exp == 0 {
+			return false
+		}
+	}
+	return i == len(f)
+}
+
+// fieldQuote quotes a field for an error message, cut to a few dozen
+// bytes: a multi-megabyte field must not become a multi-megabyte error.
+func fieldQuote(f []byte) string {
+	const max = 64
+	if len(f) <= max {
+		return strconv.Quote(string(f))
+	}
+	return strconv.Quote(string(f[:max])) + fmt.Sprintf("… (%d bytes)", len(f))
+}
+
 // convert parses one field for column o. Numbers take a fast path; other
 // types go through the column type's Convert, as an INSERT would.
 func (im *importer) convert(o int, f []byte) (any, error) {
@@ -302,11 +373,14 @@ func (im *importer) convert(o int, f []byte) (any, error) {
 	if len(f) == 0 && k != kString && k != kBytes {
 		return nil, nil
 	}
+	if (types.IsNumber(c.Type) || types.IsDecimal(c.Type)) && !isDecimal(f) {
+		return nil, fmt.Errorf("invalid %s value %s: numbers must be plain decimals", c.Type, fieldQuote(f))
+	}
 	switch k {
 	case kFloat64:
 		v, err := strconv.ParseFloat(unsafeString(bytes.TrimSpace(f)), 64)
 		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-			return nil, fmt.Errorf("invalid DOUBLE value %q", f)
+			return nil, fmt.Errorf("invalid DOUBLE value %s", fieldQuote(f))
 		}
 		return v, nil
 	case kInt64:
@@ -319,10 +393,10 @@ func (im *importer) convert(o int, f []byte) (any, error) {
 	}
 	v, inRange, err := c.Type.Convert(im.ctx, string(f))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("invalid %s value %s", c.Type, fieldQuote(f))
 	}
 	if !inRange {
-		return nil, sql.ErrValueOutOfRange.New(string(f), c.Type)
+		return nil, sql.ErrValueOutOfRange.New(fieldQuote(f), c.Type)
 	}
 	return v, nil
 }

@@ -347,6 +347,13 @@ func (t *Table) PeekNextAutoIncrementValue(ctx *sql.Context) (uint64, error) {
 // and otherwise moves the counter past insertVal. Values are not returned on
 // rollback, as in MySQL.
 func (t *Table) GetNextAutoIncrementValue(ctx *sql.Context, insertVal any) (uint64, error) {
+	// go-mysql-server asks for the value before handing the row to the
+	// editor: a write the hooks refuse must not move the counter (an
+	// analyst could push it to the column's maximum and block the owner's
+	// inserts).
+	if err := t.s.checkWrite(ctx, t.ts.db.key, t.meta.name, OpInsert, nil); err != nil {
+		return 0, err
+	}
 	t.ts.autoMu.Lock()
 	defer t.ts.autoMu.Unlock()
 	if insertVal == nil {

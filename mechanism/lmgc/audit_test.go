@@ -28,9 +28,10 @@ func auditNeighbours(t testing.TB, eps float64) (*Trainer, [][]float64, [2][]int
 // Φ* = Π_K(−o/(nΔ)), a post-processing of o). The sampler draws b with
 // the plan's real sampler and scale β and returns the exact privacy-loss
 // statistic log p_𝒟(o)/p_𝒟′(o) = (‖o − G′‖ − ‖o − G‖)/β, G = n∇f_𝒟(0)
-// computed by the solver's own gradient. It audits the Gamma shape m, the
-// scale β = S/ε_b and the sensitivity S; not the Jacobian term, the solver
-// or the output noise (TestAuditReleasePath covers the whole path).
+// computed by the solver's own gradient. It audits the law of b (the
+// coupled sampler β‖h‖g: Gamma(m) norm, uniform direction), the scale
+// β = S/ε_b and the sensitivity S; not the Jacobian term, the solver or the
+// output step (TestAuditReleasePath covers the whole path).
 func perturbationSampler(t testing.TB, p *Trainer, x [][]float64, ys [2][]int) audit.Sampler {
 	D := p.dim
 	xs := p.scaler.Transform(nil, x[0])
@@ -46,10 +47,7 @@ func perturbationSampler(t testing.TB, p *Trainer, x [][]float64, ys [2][]int) a
 	beta := p.cal.PerturbationScale
 	o := make([]float64, len(grads[0]))
 	return func(side int) float64 {
-		b, err := p.symmetricNoise(beta)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := p.objectiveNoise()
 		for i := range o {
 			o[i] = b[i] + grads[side][i]
 		}
@@ -62,7 +60,7 @@ func perturbationSampler(t testing.TB, p *Trainer, x [][]float64, ys [2][]int) a
 func TestAuditObjectivePerturbation(t *testing.T) {
 	p, x, ys := auditNeighbours(t, 2.2)
 	epsB := p.cal.PerturbationEpsilon
-	audit.RequirePass(t, perturbationSampler(t, p, x, ys), epsB, audit.Config{N: 200000})
+	audit.RequirePass(t, perturbationSampler(t, p, x, ys), epsB, audit.Config{N: 60000})
 }
 
 // TestAuditPaperCalibrationCaught is the expected failure: calibrating b to
@@ -72,11 +70,11 @@ func TestAuditPaperCalibrationCaught(t *testing.T) {
 	p, x, ys := auditNeighbours(t, 2.2)
 	epsB := p.cal.PerturbationEpsilon
 	p.cal.PerturbationScale = 2 / epsB // Pathak & Raj, Lemma 1 and eq. (11)
-	audit.RequireCatch(t, perturbationSampler(t, p, x, ys), epsB, audit.Config{N: 200000})
+	audit.RequireCatch(t, perturbationSampler(t, p, x, ys), epsB, audit.Config{N: 60000})
 }
 
 // releaseSampler runs the whole release path (objective perturbation,
-// certified solver, output noise, final projection) on the audit neighbours
+// fixed-count solver, output step, final projection) on the audit neighbours
 // and returns the label-inference statistic x̃ᵀ(Φ_1 − Φ_0)x̃ (the released
 // classifier's score margin between the two labels on the target row).
 func releaseSampler(t testing.TB, p *Trainer, x [][]float64, ys [2][]int) audit.Sampler {
@@ -95,10 +93,10 @@ func releaseSampler(t testing.TB, p *Trainer, x [][]float64, ys [2][]int) audit.
 // ten times too small (so the audit has power on this path).
 func TestAuditReleasePath(t *testing.T) {
 	p, x, ys := auditNeighbours(t, 1)
-	audit.RequirePass(t, releaseSampler(t, p, x, ys), p.ChargedEpsilon(), audit.Config{N: 20000})
+	audit.RequirePass(t, releaseSampler(t, p, x, ys), p.ChargedEpsilon(), audit.Config{N: 8000})
 
 	broken, _, _ := auditNeighbours(t, 1)
 	broken.cal.PerturbationScale /= 10
-	broken.cal.OutputScale /= 10
-	audit.RequireCatch(t, releaseSampler(t, broken, x, ys), broken.ChargedEpsilon(), audit.Config{N: 20000})
+	broken.step.Scale /= 10
+	audit.RequireCatch(t, releaseSampler(t, broken, x, ys), broken.ChargedEpsilon(), audit.Config{N: 8000})
 }

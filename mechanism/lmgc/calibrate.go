@@ -1,6 +1,11 @@
 package lmgc
 
-import "math"
+import (
+	"math"
+
+	"github.com/dpsql/dpsql/mechanism/amp"
+	"github.com/dpsql/dpsql/noise"
+)
 
 // Public calibration constants (docs/mechanisms/lmgc.md §5–§8).
 const (
@@ -23,6 +28,10 @@ const (
 	// the share is private, and the floor bounds the condition number L/Δ
 	// (hence the solver's running time) for very large ε or n.
 	MinStrongConvexity = 1e-6
+	// MaxIterations bounds the a-priori V-FISTA count T a plan accepts (a
+	// public running-time limit: T is fixed before the data is read and
+	// every release runs exactly T iterations).
+	MaxIterations = 1 << 20
 )
 
 // sensitivity returns S = √2·C, the sup over Φ and over two rows of
@@ -73,17 +82,28 @@ type Calibration struct {
 	JacobianEpsilon     float64 // 𝒥(nΔ)
 	PerturbationEpsilon float64 // ε_b
 	OutputEpsilon       float64 // ε_out
+	CouplingSlack       float64 // η: ratio slack of the coupled noise sampler (charged as 2η)
 	PerturbationScale   float64 // β = S/ε_b, ‖b‖ ~ Gamma(m, β)
-	OutputScale         float64 // β_Z = ρ_r·β/(nΔ), ‖Z‖ ~ Gamma(m, β_Z)
-	Radius              float64 // r = ε_out·β_Z/2, certified solver distance
+	OutputScale         float64 // β_Z = ρ_r·β/(nΔ), the design scale of the output noise
+	Radius              float64 // r_s = ε_out·β_Z/2: solver target r_s/2 plus float margin r_s/2
+	SamplingRadius      float64 // r_b: ‖b̂ − b*‖/(nΔ) on the typical region of the coupled sampler
+	ReleaseRadius       float64 // r = r_s + r_b, ‖Φ̂ − Φ*‖_F ≤ r
+	OutputLaplaceScale  float64 // √m·2r/ε_out, Laplace scale per upper-triangle entry
+	GradientBound       float64 // G = √(C(C−1)) + λ√(C(D−1)), gradient of the data part
+	Iterations          int     // T, the a-priori V-FISTA count (public)
 }
 
-// calibrate derives the calibration for ε, n, C, D, h (validated) and the
-// Jacobian share ρ_J (JacobianShare in every release).
-func calibrate(eps float64, n, classes, dim int, h, jacobianShare float64) Calibration {
+// calibrate derives the calibration for ε, n, C, D, h, λ (validated) and
+// the Jacobian share ρ_J (JacobianShare in every release).
+func calibrate(eps float64, n, classes, dim int, h, lambda, jacobianShare float64) Calibration {
 	a := 1 / (2 * h)
+	m := classes * dim * (dim + 1) / 2
 	epsOut := OutputShare * eps
-	epsObj := eps - epsOut
+	// The perturbation is 2m + 1 coupled normals (noise.StandardNormalVec):
+	// their law is within e^(±η) of the continuous one, η = (2m+1)·2⁻⁶⁶,
+	// and the ideal mechanism is calibrated for ε − ε_out − 2η.
+	slack := float64(2*m+1) * noise.CoupledNormalRatio
+	epsObj := eps - epsOut - 2*slack
 	t := math.Max(solveStrongConvexity(classes, a, jacobianShare*epsObj), float64(n)*MinStrongConvexity)
 	jac := jacobianTerm(classes, a, t)
 	epsB := epsObj - jac
@@ -91,17 +111,50 @@ func calibrate(eps float64, n, classes, dim int, h, jacobianShare float64) Calib
 	delta := t / float64(n)
 	beta := s / epsB
 	betaZ := ToleranceRatio * beta / t
+	radius := epsOut * betaZ / 2
+	rb := samplingRadius(m, beta, eps) / t
+	r := radius + rb
+	smooth := float64(classes)*a + delta
+	g := math.Sqrt(float64(classes*(classes-1))) + lambda*math.Sqrt(float64(classes*(dim-1)))
 	return Calibration{
-		Dim:                 classes * dim * (dim + 1) / 2,
+		Dim:                 m,
 		Sensitivity:         s,
 		Curvature:           a,
 		StrongConvexity:     delta,
-		Smoothness:          float64(classes)*a + delta,
+		Smoothness:          smooth,
 		JacobianEpsilon:     jac,
 		PerturbationEpsilon: epsB,
 		OutputEpsilon:       epsOut,
+		CouplingSlack:       slack,
 		PerturbationScale:   beta,
 		OutputScale:         betaZ,
-		Radius:              epsOut * betaZ / 2,
+		Radius:              radius,
+		SamplingRadius:      rb,
+		ReleaseRadius:       r,
+		OutputLaplaceScale:  math.Sqrt(float64(m)) * 2 * r / epsOut,
+		GradientBound:       g,
+		Iterations:          aprioriIterations(g, delta, smooth, radius/2),
 	}
+}
+
+// samplingRadius bounds ‖b̂ − b*‖ for the perturbation b̂ = β·‖ĥ‖·ĝ built from
+// coupled normals ĥ ∈ ℝ^(m+1), ĝ ∈ ℝ^m, against the ideal b* = β‖h*‖g*
+// with h*, g* in the matching cells (|ĥᵢ − h*ᵢ| ≤ 2⁻⁴¹), on the typical
+// region ‖h*‖² ≤ χ²-bound(m+1), ‖g*‖² ≤ χ²-bound(m) at the tail level
+// x = amp.TailLevel(ε) (docs/mechanisms/lmgc.md §6):
+//
+//	‖b̂ − b*‖ ≤ β[√(m+1)·2⁻⁴¹·‖ĝ‖ + ‖h*‖·√m·2⁻⁴¹ + (γ_{m+1} + 4u)‖ĥ‖‖ĝ‖].
+//
+// ‖Φ*(b̂) − Φ*(b*)‖ ≤ ‖b̂ − b*‖/(nΔ) (strong convexity nΔ of the summed
+// objective), which the caller divides by.
+func samplingRadius(m int, beta, eps float64) float64 {
+	x := amp.TailLevel(eps)
+	const cell = 0x1p-41
+	hT := math.Sqrt(amp.ChiSquareUpper(m+1, x))
+	gT := math.Sqrt(amp.ChiSquareUpper(m, x))
+	eh := math.Sqrt(float64(m+1)) * cell
+	eg := math.Sqrt(float64(m)) * cell
+	u := 0x1p-53
+	gam := float64(m+1) * u / (1 - float64(m+1)*u)
+	return beta * (eh*(gT+eg) + hT*eg + (gam+4*u)*(hT+eh)*(gT+eg)) * (1 + 1e-9)
 }

@@ -99,21 +99,30 @@ func TestCalibrationExact(t *testing.T) {
 				t.Errorf("𝒥 = %.17g exceeds its share %.17g", c.JacobianEpsilon, JacobianShare*(tc.eps-tc.epsOut))
 			}
 			ev := p.Events()
-			if len(ev) != 2 {
-				t.Fatalf("got %d events, want 2", len(ev))
+			if len(ev) != 2 || ev[0].Kind != budget.Generic || ev[0].Delta != 0 || ev[1].Kind != budget.Laplace {
+				t.Fatalf("events %+v, want a pure Generic event and a Laplace output step", ev)
 			}
-			var sum float64
 			for _, e := range ev {
-				if e.Kind != budget.Generic || e.Delta != 0 {
-					t.Errorf("event %+v, want a pure Generic event", e)
+				if err := e.Validate(); err != nil {
+					t.Errorf("event %+v: %v", e, err)
 				}
-				sum += e.Epsilon
 			}
 			if !near(ev[0].Epsilon, tc.epsB+tc.epsJ, rel) || !near(ev[1].Epsilon, tc.epsOut, rel) {
 				t.Errorf("events %+v, want ε_b+𝒥 = %v and ε_out = %v", ev, tc.epsB+tc.epsJ, tc.epsOut)
 			}
-			if sum != p.ChargedEpsilon() {
+			if sum := ev[0].Epsilon + ev[1].Epsilon; sum != p.ChargedEpsilon() {
 				t.Errorf("events sum to %v, charged %v", sum, p.ChargedEpsilon())
+			}
+			// Output step: Laplace per upper-triangle entry, scale √m·2r/ε_out with
+			// r = r_s + r_b, r_b ≪ r_s; the coupling slack is negligible.
+			if want := math.Sqrt(float64(tc.dim)) * 2 * (c.Radius + c.SamplingRadius) / tc.epsOut; !near(c.OutputLaplaceScale, want, 1e-14) || p.step.Scale != c.OutputLaplaceScale {
+				t.Errorf("Laplace scale %v (step %v), want %v", c.OutputLaplaceScale, p.step.Scale, want)
+			}
+			if !(c.SamplingRadius > 0 && c.SamplingRadius < 1e-6*c.Radius) || !(c.CouplingSlack < 1e-15) {
+				t.Errorf("r_b = %v (r_s = %v), η = %v", c.SamplingRadius, c.Radius, c.CouplingSlack)
+			}
+			if want := aprioriIterations(c.GradientBound, c.StrongConvexity, c.Smoothness, c.Radius/2); c.Iterations != want || want < 1 {
+				t.Errorf("T = %d, want %d", c.Iterations, want)
 			}
 		})
 	}

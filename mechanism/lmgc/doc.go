@@ -17,11 +17,14 @@
 // strong convexity Δ is added; β is calibrated to the sensitivity √2·C of the
 // gradient of all classes together (not the paper's per-class 2); the
 // Jacobian term reflects rank C−1 row Hessians; the PSD-constrained domain
-// follows Kifer, Smith & Thakurta (2012); the solver (V-FISTA with an
-// eigendecomposition projection) stops on a certificate fixed in advance
-// from public quantities and the remaining optimisation error is covered by
-// pure-DP output noise (approximate minima perturbation, Iyengar et al.
-// 2019).
+// follows Kifer, Smith & Thakurta (2012). The perturbation is drawn as
+// β‖h‖g from coupled normals (exactly the density ∝ exp(−‖b‖/β), within
+// e^(±η) on matching grid cells); the solver (V-FISTA with an
+// eigendecomposition projection) runs a number of iterations fixed a priori
+// from public quantities; and the result, within a public radius r of the
+// ideal exact minimiser, is released through the grid-safe Laplace output
+// step of package amp (approximate minima perturbation, Iyengar et al.
+// 2019). No path after the data is read can fail.
 //
 // Usage follows the Plan/Events/Train split of every dpsql mechanism:
 //

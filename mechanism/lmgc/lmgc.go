@@ -8,6 +8,7 @@ import (
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/mechanism"
+	"github.com/dpsql/dpsql/mechanism/amp"
 	"github.com/dpsql/dpsql/noise"
 )
 
@@ -21,6 +22,10 @@ const (
 
 // Config is the public input of a DP_LMGC_TRAIN release.
 type Config struct {
+	// Stop ends the computation early when the query is killed (KILL QUERY
+	// / KILL); it is checked between iterations only, and a stopped
+	// training returns mechanism.ErrStopped. The zero value never stops.
+	Stop     mechanism.Stop
 	Epsilon  float64   // ε requested by the analyst, > 0
 	Lambda   float64   // λ, weight of the trace regulariser; 0 means DefaultLambda
 	H        float64   // Huber width h; 0 means DefaultH
@@ -39,6 +44,7 @@ type Trainer struct {
 	classes int
 	dim     int // D = d + 1
 	cal     Calibration
+	step    amp.Step // the grid-safe output step (Laplace, pure ε)
 	used    atomic.Bool
 }
 
@@ -96,18 +102,32 @@ func Plan(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("lmgc: %d classes × %d features give %d parameters, more than the limit %d; use fewer features or classes",
 			classes, len(cfg.Features), m, MaxParams)
 	}
-	cal := calibrate(cfg.Epsilon, cfg.N, classes, dim, cfg.H, JacobianShare)
-	for _, v := range []float64{cal.StrongConvexity, cal.PerturbationScale, cal.OutputScale, cal.Radius, cal.PerturbationEpsilon} {
+	cal := calibrate(cfg.Epsilon, cfg.N, classes, dim, cfg.H, cfg.Lambda, JacobianShare)
+	for _, v := range []float64{cal.StrongConvexity, cal.PerturbationScale, cal.OutputScale, cal.Radius, cal.PerturbationEpsilon, cal.ReleaseRadius, cal.OutputLaplaceScale} {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 			return nil, fmt.Errorf("lmgc: epsilon %v with n = %d and %d classes gives a degenerate calibration (Δ = %v, β = %v); use a smaller epsilon",
 				cfg.Epsilon, cfg.N, classes, cal.StrongConvexity, cal.PerturbationScale)
 		}
 	}
+	if cal.Iterations > MaxIterations {
+		return nil, fmt.Errorf("lmgc: h = %v, lambda = %v and epsilon = %v need %d solver iterations, more than the limit %d; use a larger h or a smaller epsilon",
+			cfg.H, cfg.Lambda, cfg.Epsilon, cal.Iterations, MaxIterations)
+	}
+	step, err := amp.NewLaplace(cal.ReleaseRadius, cal.Dim, cal.OutputEpsilon)
+	if err != nil {
+		return nil, fmt.Errorf("lmgc: %w", err)
+	}
+	if math.Abs(step.Scale-cal.OutputLaplaceScale) > 1e-12*cal.OutputLaplaceScale {
+		return nil, fmt.Errorf("lmgc: output step scale %v disagrees with the calibration %v", step.Scale, cal.OutputLaplaceScale)
+	}
+	if !(cal.PerturbationScale*0x1p13*float64(cal.Dim) < 1e300) {
+		return nil, fmt.Errorf("lmgc: perturbation scale β = %v is too large", cal.PerturbationScale)
+	}
 	cfg.Features = append([]string(nil), cfg.Features...)
 	cfg.Classes = append([]string(nil), cfg.Classes...)
 	cfg.Lo = append([]float64(nil), cfg.Lo...)
 	cfg.Hi = append([]float64(nil), cfg.Hi...)
-	return &Trainer{cfg: cfg, scaler: scaler, classes: classes, dim: dim, cal: cal}, nil
+	return &Trainer{cfg: cfg, scaler: scaler, classes: classes, dim: dim, cal: cal, step: step}, nil
 }
 
 // Calibration returns the plan's public calibration.
@@ -117,17 +137,19 @@ func (p *Trainer) Calibration() Calibration { return p.cal }
 func (p *Trainer) RequestedEpsilon() float64 { return p.cfg.Epsilon }
 
 // ChargedEpsilon returns the ε the corrected derivation supports for this
-// release: ε_b + 𝒥(nΔ) + ε_out (equal to the requested ε up to rounding).
+// release: ε_b + 𝒥(nΔ) + 2η + ε_out (equal to the requested ε up to
+// rounding).
 func (p *Trainer) ChargedEpsilon() float64 {
-	return p.cal.PerturbationEpsilon + p.cal.JacobianEpsilon + p.cal.OutputEpsilon
+	return p.cal.PerturbationEpsilon + p.cal.JacobianEpsilon + 2*p.cal.CouplingSlack + p.cal.OutputEpsilon
 }
 
-// Events returns the pure-DP events to reserve: the objective perturbation
-// (ε_b + 𝒥) and the output noise covering the solver's error (ε_out).
+// Events returns the pure-DP events to reserve: the ideal objective
+// perturbation (ε_b + 𝒥, plus the coupling slack 2η of the implemented
+// noise) and the grid-safe output step (Laplace, ε_out).
 func (p *Trainer) Events() []budget.Event {
 	return []budget.Event{
-		{Kind: budget.Generic, Epsilon: p.cal.PerturbationEpsilon + p.cal.JacobianEpsilon},
-		{Kind: budget.Generic, Epsilon: p.cal.OutputEpsilon},
+		{Kind: budget.Generic, Epsilon: p.cal.PerturbationEpsilon + p.cal.JacobianEpsilon + 2*p.cal.CouplingSlack},
+		p.step.Event(),
 	}
 }
 
@@ -146,7 +168,7 @@ func (p *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 // trainOptions are for tests and experiments inside the package only; the
 // SQL layer reaches Train, which always adds both noises.
 type trainOptions struct {
-	noiseOff bool    // b = 0 and no output noise
+	noiseOff bool    // b = 0 and no output step
 	delta    float64 // overrides Δ when > 0 (noise-off experiments)
 	target   float64 // overrides the solver's distance target when > 0
 }
@@ -172,69 +194,99 @@ func (p *Trainer) train(X [][]float64, y []int, opt trainOptions) (*mechanism.Mo
 	}
 	cal := p.cal
 	delta := cal.StrongConvexity
-	if opt.delta > 0 {
-		delta = opt.delta
-	}
-	target := cal.Radius / 2 // half the certified radius: margin for rounding
-	if opt.target > 0 {
-		target = opt.target
+	iters := cal.Iterations
+	if opt.delta > 0 || opt.target > 0 {
+		if opt.delta > 0 {
+			delta = opt.delta
+		}
+		target := cal.Radius / 2
+		if opt.target > 0 {
+			target = opt.target
+		}
+		iters = aprioriIterations(cal.GradientBound, delta, float64(C)*cal.Curvature+delta, target)
 	}
 	var b []float64
-	var bnorm float64
 	if !opt.noiseOff {
-		var err error
-		if b, err = p.symmetricNoise(cal.PerturbationScale); err != nil {
-			return nil, solution{}, fmt.Errorf("lmgc: objective perturbation: %w", err)
-		}
-		bnorm = norm2(b)
+		b = p.objectiveNoise()
 	}
 	prob := newProblem(C, D, xs, labels, p.cfg.H, p.cfg.Lambda, delta, b)
-	smooth := float64(C)*cal.Curvature + delta
-	v0 := math.Sqrt(float64(C*(C-1))) + p.cfg.Lambda*math.Sqrt(float64(C*(D-1))) + bnorm/float64(n)
-	sol, err := prob.solve(smooth, target, aprioriIterations(v0, delta, smooth, target))
-	if err != nil {
+	prob.stop = p.cfg.Stop
+	sol := prob.solve(float64(C)*cal.Curvature+delta, iters)
+	if err := p.cfg.Stop.Err(); err != nil {
 		return nil, solution{}, err
 	}
 	phi := append([]float64(nil), sol.phi...)
 	if !opt.noiseOff {
-		z, err := p.symmetricNoise(cal.OutputScale)
-		if err != nil {
-			return nil, solution{}, fmt.Errorf("lmgc: output noise: %w", err)
-		}
-		for i, v := range z {
-			phi[i] += v
+		if err := p.outputStep(phi); err != nil {
+			return nil, solution{}, fmt.Errorf("lmgc: %w", err)
 		}
 	}
-	if err := projectPSD(phi, C, D); err != nil {
-		return nil, solution{}, err
-	}
+	projectPSD(phi, C, D)
 	return p.model(phi), sol, nil
 }
 
-// symmetricNoise draws a vector of the parameter space 𝒮 = (Sym_D)^C with
-// density ∝ exp(−‖·‖_F/scale): a Gamma-direction vector of ℝ^m mapped
-// through the isometry svec⁻¹ (off-diagonal entries divided by √2).
-func (p *Trainer) symmetricNoise(scale float64) ([]float64, error) {
+// outputStep releases the upper triangle of every block (m coordinates,
+// ‖upper(Φ̂ − Φ*)‖₂ ≤ ‖Φ̂ − Φ*‖_F ≤ r) through the grid-safe Laplace step
+// and mirrors it: the noise is the last operation on the released values
+// (the PSD projection after it is post-processing).
+func (p *Trainer) outputStep(phi []float64) error {
 	C, D := p.classes, p.dim
-	v, err := noise.GammaDirectionScaled(p.cal.Dim, scale)
-	if err != nil {
-		return nil, err
+	up := make([]float64, 0, p.cal.Dim)
+	for c := 0; c < C; c++ {
+		blk := phi[c*D*D : (c+1)*D*D]
+		for i := 0; i < D; i++ {
+			up = append(up, blk[i*D+i:(i+1)*D]...)
+		}
 	}
+	if err := p.step.Apply(up); err != nil {
+		return err
+	}
+	k := 0
+	for c := 0; c < C; c++ {
+		blk := phi[c*D*D : (c+1)*D*D]
+		for i := 0; i < D; i++ {
+			for j := i; j < D; j++ {
+				blk[i*D+j], blk[j*D+i] = up[k], up[k]
+				k++
+			}
+		}
+	}
+	return nil
+}
+
+// objectiveNoise draws the perturbation b ∈ 𝒮 with density
+// ∝ exp(−‖b‖_F/β): in svec coordinates v = β·‖h‖·g with h ∈ ℝ^(m+1) and
+// g ∈ ℝ^m standard normal. Its direction g/‖g‖ is uniform and its norm
+// β·√(χ²_{m+1}·χ²_m) has the law β·Gamma(m) (Wilks' duplication identity
+// 2√(Gamma(a)·Gamma(a+½)) ~ Gamma(2a) with a = m/2), so v has exactly the
+// density of the ideal mechanism; no normalisation by ‖g‖ is needed, so a
+// small perturbation of the normals moves v by a bounded amount
+// (samplingRadius). The normals are the coupled draws of package noise; v
+// is mapped to 𝒮 through the isometry svec⁻¹ (off-diagonals divided by √2).
+func (p *Trainer) objectiveNoise() []float64 {
+	C, D, m := p.classes, p.dim, p.cal.Dim
+	nrm := noise.StandardNormalVec(2*m + 1)
+	h, g := nrm[:m+1], nrm[m+1:]
+	var sq float64
+	for _, v := range h {
+		sq += v * v
+	}
+	scale := p.cal.PerturbationScale * math.Sqrt(sq)
 	out := make([]float64, C*D*D)
 	k := 0
 	for c := 0; c < C; c++ {
 		blk := out[c*D*D : (c+1)*D*D]
 		for i := 0; i < D; i++ {
-			blk[i*D+i] = v[k]
+			blk[i*D+i] = scale * g[k]
 			k++
 			for j := i + 1; j < D; j++ {
-				blk[i*D+j] = v[k] / math.Sqrt2
+				blk[i*D+j] = scale * g[k] / math.Sqrt2
 				blk[j*D+i] = blk[i*D+j]
 				k++
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // model wraps released matrices with the public configuration.
@@ -258,6 +310,10 @@ func (p *Trainer) model(phi []float64) *mechanism.Model {
 			"epsilon_perturbation": cal.PerturbationEpsilon,
 			"epsilon_jacobian":     cal.JacobianEpsilon,
 			"epsilon_output":       cal.OutputEpsilon,
+			"coupling_slack":       cal.CouplingSlack,
+			"release_radius":       cal.ReleaseRadius,
+			"output_laplace_scale": cal.OutputLaplaceScale,
+			"iterations":           float64(cal.Iterations),
 			"lambda":               p.cfg.Lambda,
 			"h":                    p.cfg.H,
 			"n":                    float64(p.cfg.N),

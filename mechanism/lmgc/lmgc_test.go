@@ -59,6 +59,9 @@ func TestTrainReleasesPSD(t *testing.T) {
 				t.Errorf("params %v", m.Params)
 			}
 			for k := range m.Params {
+				if k == "iterations" && m.Params[k] == float64(p.Calibration().Iterations) {
+					continue // the a-priori count: public, the same for every table
+				}
 				if strings.Contains(k, "iter") || strings.Contains(k, "bound") {
 					t.Errorf("model exposes the data-dependent quantity %q", k)
 				}

@@ -5,6 +5,8 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/dpsql/dpsql/mechanism"
 )
 
 // chunkRows bounds the rows processed per BLAS call, so that the scratch
@@ -31,12 +33,18 @@ func huber(z, h float64) (value, slope float64) {
 //
 // restricted to the PSD cone. Φ is stored as C row-major D×D blocks.
 type problem struct {
+	// stop ends the solve early when the query is killed (result discarded).
+	stop            mechanism.Stop
 	classes, dim, n int
 	x               []float64 // n×D scaled rows x̃ᵢ, row-major
 	y               []int     // labels in [0, classes)
 	h, lambda       float64
 	delta           float64   // Δ, the strong convexity
 	b               []float64 // C·D·D symmetric perturbation blocks, or nil
+
+	// unconstrained drops the PSD constraint: only the deliberately broken
+	// variant of the lattice audit sets it (never a release path).
+	unconstrained bool
 
 	// scratch, reused across calls
 	cat  []float64   // D × C·D: [Φ_1 | … | Φ_C]

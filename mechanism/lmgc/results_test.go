@@ -12,6 +12,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/dpsql/dpsql/mechanism"
+	"github.com/dpsql/dpsql/noise"
 )
 
 // Run with: go test -tags results -run Results ./mechanism/lmgc/ -v -timeout 2h
@@ -117,8 +120,10 @@ func TestResultsTiming(t *testing.T) {
 	}{
 		{digits, digits.x, digits.y, 1, 3, false},
 		{digits, digits.x, digits.y, 10, 3, false},
-		{synTrain, syn.x[100000:], syn.y[100000:], 1, 3, false},
-		{synTrain, syn.x[100000:], syn.y[100000:], 10, 3, false},
+		// Every release runs the plan's a-priori count T; at n = 10⁵ one
+		// release takes minutes, so one run each (T is public and the same
+		// for every run).
+		{synTrain, syn.x[100000:], syn.y[100000:], 1, 1, false},
 		{synTrain, syn.x[100000:], syn.y[100000:], 1, 1, true},
 	} {
 		p, err := Plan(tc.ds.config(tc.eps, len(tc.ds.x)))
@@ -169,4 +174,96 @@ func TestResultsPlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(fmt.Errorf("lmgc_plot.py: %w", err))
 	}
+}
+
+// TestResultsOutputStep compares the current release with the release this
+// change replaced (docs/results/lmgc_output_step.md), 100 releases per
+// point on the same split, iris and wine, ε ∈ {1, 10}. "Before" is emulated
+// with the previous noise laws on the current solver: b from the
+// continuous Gamma-direction sampler (noise.GammaDirectionScaled, the same
+// density), the minimiser to the same accuracy, and the Gamma-direction
+// output noise of scale β_Z (‖Z‖ ~ Gamma(m, β_Z)) before the projection.
+func TestResultsOutputStep(t *testing.T) {
+	const runs = 100
+	rows := [][]string{{"dataset", "epsilon", "runs", "before_mean", "before_sd", "after_mean", "after_sd", "diff", "diff_se", "iterations"}}
+	for _, name := range []string{"iris", "wine"} {
+		ds := loadDataset(t, name)
+		xtr, ytr, xte, yte := ds.split()
+		for _, eps := range []float64{1, 10} {
+			p, err := Plan(ds.config(eps, len(xtr)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before, after []float64
+			for r := 0; r < runs; r++ {
+				m, _, err := p.train(xtr, ytr, trainOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				after = append(after, accuracy(t, predictor(m), ds.classes, xte, yte))
+				before = append(before, accuracy(t, predictor(oldLMGCRelease(t, p, xtr, ytr)), ds.classes, xte, yte))
+			}
+			mb, sb := meanSDf(before)
+			ma, sa := meanSDf(after)
+			se := math.Sqrt(sb*sb/runs + sa*sa/runs)
+			t.Logf("%s ε=%g: before %.3f ± %.3f, after %.3f ± %.3f, diff %+.3f ± %.3f (se), T = %d",
+				name, eps, mb, sb, ma, sa, ma-mb, se, p.cal.Iterations)
+			rows = append(rows, []string{name, ff(eps), strconv.Itoa(runs), ff(mb), ff(sb), ff(ma), ff(sa), ff(ma - mb), ff(se), strconv.Itoa(p.cal.Iterations)})
+		}
+	}
+	writeCSV(t, "lmgc_output_step.csv", rows)
+}
+
+func meanSDf(v []float64) (mean, sd float64) {
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	for _, x := range v {
+		sd += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(sd / float64(len(v)-1))
+}
+
+// oldLMGCRelease emulates the previous release path (see
+// TestResultsOutputStep).
+func oldLMGCRelease(t *testing.T, p *Trainer, X [][]float64, y []int) *mechanism.Model {
+	t.Helper()
+	C, D, m := p.classes, p.dim, p.cal.Dim
+	toBlocks := func(v []float64) []float64 {
+		out := make([]float64, C*D*D)
+		k := 0
+		for c := 0; c < C; c++ {
+			blk := out[c*D*D : (c+1)*D*D]
+			for i := 0; i < D; i++ {
+				blk[i*D+i] = v[k]
+				k++
+				for j := i + 1; j < D; j++ {
+					blk[i*D+j] = v[k] / math.Sqrt2
+					blk[j*D+i] = blk[i*D+j]
+					k++
+				}
+			}
+		}
+		return out
+	}
+	bv, err := noise.GammaDirectionScaled(m, p.cal.PerturbationScale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := make([]float64, len(X)*D)
+	for i, row := range X {
+		p.scaler.Transform(xs[i*D:(i+1)*D], row)
+	}
+	prob := newProblem(C, D, xs, y, p.cfg.H, p.cfg.Lambda, p.cal.StrongConvexity, toBlocks(bv))
+	phi := prob.solve(p.cal.Smoothness, p.cal.Iterations).phi
+	zv, err := noise.GammaDirectionScaled(m, p.cal.OutputScale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range toBlocks(zv) {
+		phi[i] += v
+	}
+	projectPSD(phi, C, D)
+	return p.model(phi)
 }

@@ -1,64 +1,25 @@
 package lsq
 
 import (
-	"errors"
 	"fmt"
-	"math"
 
 	"gonum.org/v1/gonum/mathext"
 
-	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism/amp"
 )
 
-// analyticGaussianSigma returns the smallest σ (to about 1e-12 relative,
-// rounded up) for which adding N(0, σ²I) to a query of ℓ₂ sensitivity Δ₂ is
-// (ε, δ)-DP, by bisection on the exact condition δ(σ/Δ₂) ≤ δ of Balle &
-// Wang (2018, Theorem 8),
-//
-//	δ(ε; r) = Φ(r/2 − ε/r) − e^ε·Φ(−r/2 − ε/r),  r = Δ₂/σ,
-//
-// evaluated by budget.GaussianDelta, the same function the accountant uses
-// to validate Gaussian events. Valid for every ε > 0, unlike the classical
-// Δ₂·√(2 ln(1.25/δ))/ε, which needs ε < 1. The target is δ·(1 − 10⁻⁹) so
-// that rounding in evaluating Φ cannot tip the result below the claim.
-func analyticGaussianSigma(delta2, eps, delta float64) (float64, error) {
-	if !(delta2 > 0) || math.IsInf(delta2, 0) {
-		return 0, fmt.Errorf("analytic Gaussian: sensitivity must be positive and finite, got %v", delta2)
-	}
-	if !(eps > 0) || math.IsInf(eps, 0) {
-		return 0, fmt.Errorf("analytic Gaussian: epsilon must be positive and finite, got %v", eps)
-	}
-	if !(delta > 0 && delta < 1) {
-		return 0, fmt.Errorf("analytic Gaussian: delta must be in (0, 1), got %v", delta)
-	}
-	target := delta * (1 - 1e-9)
-	ok := func(r float64) bool { return budget.GaussianDelta(eps, 1/r) <= target }
-	hi := 1.0
-	for !ok(hi) {
-		hi *= 2
-		if hi > 1e300 {
-			return 0, errors.New("analytic Gaussian: no finite sigma found")
-		}
-	}
-	lo := hi / 2
-	for ok(lo) {
-		lo /= 2
-		if lo < 1e-300 {
-			return 0, errors.New("analytic Gaussian: sigma underflows")
-		}
-	}
-	for hi/lo-1 > 1e-13 {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			break
-		}
-		if ok(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi * delta2 * (1 + 1e-12), nil
+// gaussianSigma returns the smallest σ (to about 10⁻¹³ relative, rounded
+// up) for which adding discrete Gaussian noise of scale σ to a query of ℓ₂
+// sensitivity Δ₂ is (ε, δ)-DP. It is amp.GaussianSigma: bisection on
+// budget.GaussianDelta(ε, Δ₂/σ) ≤ δ(1 − 10⁻⁹), the zCDP→(ε, δ) conversion
+// of Canonne, Kamath & Steinke (2020, Prop. 12) for ρ = (Δ₂/σ)²/2, which is
+// proved for the discrete Gaussian that package noise samples (CKS Thm. 4)
+// and is the function the accountant validates Gaussian events with. (The
+// analytic Gaussian of Balle & Wang is proved only for the continuous
+// Gaussian and is not used.) Valid for every ε > 0, unlike the classical
+// Δ₂·√(2 ln(1.25/δ))/ε, which needs ε < 1.
+func gaussianSigma(delta2, eps, delta float64) (float64, error) {
+	return amp.GaussianSigma(delta2, eps, delta)
 }
 
 // chi2Upper returns t² with P(χ²_k > t²) ≤ p: the upper p-quantile of the

@@ -7,14 +7,14 @@ import (
 	"github.com/dpsql/dpsql/budget"
 )
 
-// TestAnalyticGaussianSigma checks that σ meets δ(ε; Δ₂/σ) ≤ δ with
+// TestGaussianSigma checks that σ meets δ(ε; Δ₂/σ) ≤ δ with
 // (almost) equality, is below the classical Δ₂√(2 ln(1.25/δ))/ε where that
 // applies (ε < 1), scales linearly with Δ₂, and that the resulting event
 // passes the accountant's validation.
-func TestAnalyticGaussianSigma(t *testing.T) {
+func TestGaussianSigma(t *testing.T) {
 	for _, eps := range []float64{0.01, 0.1, 0.5, 0.99, 1, 3, 10, 40} {
 		for _, delta := range []float64{1e-10, 1e-5, 0.01, 0.2} {
-			sigma, err := analyticGaussianSigma(1, eps, delta)
+			sigma, err := gaussianSigma(1, eps, delta)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -27,10 +27,10 @@ func TestAnalyticGaussianSigma(t *testing.T) {
 			}
 			if eps < 1 {
 				if classical := math.Sqrt(2*math.Log(1.25/delta)) / eps; sigma > classical {
-					t.Fatalf("ε=%v δ=%v: analytic σ=%v exceeds classical %v", eps, delta, sigma, classical)
+					t.Fatalf("ε=%v δ=%v: zCDP σ=%v exceeds classical %v", eps, delta, sigma, classical)
 				}
 			}
-			s7, _ := analyticGaussianSigma(7, eps, delta)
+			s7, _ := gaussianSigma(7, eps, delta)
 			if math.Abs(s7/(7*sigma)-1) > 1e-11 {
 				t.Fatalf("σ does not scale with Δ₂: %v vs 7·%v", s7, sigma)
 			}
@@ -44,17 +44,17 @@ func TestAnalyticGaussianSigma(t *testing.T) {
 	// zCDP→(ε, δ) conversion that is proved for the discrete Gaussian
 	// (computed independently in Python by bisection on the CKS Prop. 12
 	// bound); the continuous analytic Gaussian would give ≈ 3.73.
-	s, _ := analyticGaussianSigma(1, 1, 1e-5)
+	s, _ := gaussianSigma(1, 1, 1e-5)
 	if s < 4.04 || s > 4.06 {
 		t.Fatalf("σ(ε=1, δ=1e-5) = %v, expected about 4.045", s)
 	}
 }
 
-func TestAnalyticGaussianSigmaErrors(t *testing.T) {
+func TestGaussianSigmaErrors(t *testing.T) {
 	for _, c := range []struct{ d2, eps, delta float64 }{
 		{0, 1, 0.1}, {1, 0, 0.1}, {1, math.NaN(), 0.1}, {1, 1, 0}, {1, 1, 1}, {math.Inf(1), 1, 0.1},
 	} {
-		if _, err := analyticGaussianSigma(c.d2, c.eps, c.delta); err == nil {
+		if _, err := gaussianSigma(c.d2, c.eps, c.delta); err == nil {
 			t.Errorf("%+v: no error", c)
 		}
 	}

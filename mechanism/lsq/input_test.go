@@ -10,44 +10,45 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsql/dpsql/audit"
-	"github.com/dpsql/dpsql/budget"
 )
 
 // TestInputCalibration checks the calibration by hand for n = 1000, F = 3,
-// ε = 1, δ = 0.01, η = √3: t = √(2 ln(8/δ)), x = ln(4/δ),
-// c₁ = √(n−1−F) − √F − t, c₂ = √(F + 2√(Fx) + 2x); s solves
-// c₁²s² = (2/ε)(1 + c₂s)²; ρ = 1 + c₂s; σ_b = (ρ²η + 2)(√(t₃² + ε) + t₃)/ε
-// with t₃² the upper δ/2 quantile of χ²₃.
+// η = √3 at the ideal (ε₁, δ₁) left after the output step's share:
+// t = √(2 ln(8/δ₁)), x = ln(4/δ₁), c₁ = √(n−1) − √F − t (n − 1 other real
+// rows plus F phantom rows), c₂ = √(F + 2√(Fx) + 2x); s solves
+// c₁²s² = (2/ε₁)(κ̂ + c₂s)²; ρ = κ̂ + c₂s;
+// σ_b = (ρ²η + 2κ̂)(√(t₃² + ε₁) + t₃)/ε₁ with t₃² the upper δ₁/2 quantile of
+// χ²₃; τ = Δ_in/2.
 func TestInputCalibration(t *testing.T) {
 	const n, f, eps, delta = 1000, 3, 1.0, 0.01
 	eta := math.Sqrt(3)
 	cfg := synthConfig(2, n, eps, delta)
 	cfg.Method = MethodInput
 	tr := mustPlan(t, cfg)
-	tt := math.Sqrt(2 * math.Log(8/delta))
-	x := math.Log(4 / delta)
-	c1 := math.Sqrt(n-1-f) - math.Sqrt(f) - tt
+	e1, d1 := tr.Params()["epsilon_objective"], tr.Params()["delta_objective"]
+	tt := math.Sqrt(2 * math.Log(8/d1))
+	x := math.Log(4 / d1)
+	c1 := math.Sqrt(n-1) - math.Sqrt(f) - tt
 	c2 := math.Sqrt(f + 2*math.Sqrt(f*x) + 2*x)
 	s := tr.in.s
-	if lhs, rhs := c1*c1*s*s, 2/eps*(1+c2*s)*(1+c2*s); !near(lhs, rhs, 1e-9) {
-		t.Fatalf("s = %v does not solve c₁²s² = (2/ε)(1 + c₂s)²: %v vs %v", s, lhs, rhs)
+	k := kappaHat
+	if lhs, rhs := c1*c1*s*s, 2/e1*(k+c2*s)*(k+c2*s); !near(lhs, rhs, 1e-9) {
+		t.Fatalf("s = %v does not solve c₁²s² = (2/ε₁)(κ̂ + c₂s)²: %v vs %v", s, lhs, rhs)
 	}
-	rho := 1 + c2*s
-	t3, _ := chi2Upper(3, delta/2)
-	want := (rho*rho*eta + 2) * (math.Sqrt(t3+eps) + math.Sqrt(t3)) / eps
+	rho := k + c2*s
+	t3, _ := chi2Upper(3, d1/2)
+	want := (rho*rho*eta + 2*k) * (math.Sqrt(t3+e1) + math.Sqrt(t3)) / e1
 	if !near(tr.in.sigmaB, want, 1e-9) {
 		t.Fatalf("σ_b = %v, want %v", tr.in.sigmaB, want)
 	}
 	if !near(tr.Params()["sigma_u"], s*math.Sqrt(n), 1e-12) {
 		t.Fatalf("σ_u = %v, want s√n = %v", tr.Params()["sigma_u"], s*math.Sqrt(n))
 	}
-	if !near(tr.in.ridge, math.Sqrt(f)*want/eta, 1e-9) {
-		t.Fatalf("auto Δ_in = %v, want √F·σ_b/η", tr.in.ridge)
+	if !near(tr.in.ridge, math.Sqrt(f)*want/eta, 1e-9) || tr.in.tau != tr.in.ridge/2 {
+		t.Fatalf("auto Δ_in = %v, want √F·σ_b/η; τ = %v", tr.in.ridge, tr.in.tau)
 	}
-	if ev := tr.Events(); len(ev) != 1 || ev[0] != (budget.Event{Kind: budget.Generic, Epsilon: eps, Delta: delta}) {
-		t.Fatalf("events %+v", ev)
-	}
-	// As n grows, σ_u² → 2λ/ε (the paper's limit) and ρ → 1.
+	requireTwoEvents(t, tr, eps, delta)
+	// As n grows, σ_u² → 2κ̂²/ε (the paper's limit) and ρ → κ̂.
 	cal, err := calibrateInput(1e10, f, eps, delta, eta)
 	if err != nil {
 		t.Fatal(err)
@@ -90,12 +91,14 @@ func perRowGram(rng *rand.Rand, x [][]float64, s float64) *mat.SymDense {
 }
 
 // TestPerturbedGramDistribution checks that the O(F³) sampler of
-// Σ(xᵢ + uᵢ)(xᵢ + uᵢ)ᵀ has the law of the per-row one: both are compared with
-// the exact moments E G = S + n s²I, Var G_jj = 4s²S_jj + 2ns⁴,
-// Var G_jk = s²(S_jj + S_kk) + ns⁴ (j ≠ k), on a rank-deficient X.
+// Σ(xᵢ + uᵢ)(xᵢ + uᵢ)ᵀ over the rows and the F phantom rows √τ·eⱼ has the law
+// of the per-row one: both are compared with the exact moments
+// E G = S_τ + m s²I, Var G_jj = 4s²S_τ,jj + 2ms⁴,
+// Var G_jk = s²(S_τ,jj + S_τ,kk) + ms⁴ (j ≠ k), with S_τ = S + τI and
+// m = n + F rows, on a rank-deficient X.
 func TestPerturbedGramDistribution(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 52))
-	const n, f, s = 12, 3, 0.7
+	const n, f, s, tau = 12, 3, 0.7, 0.3
 	x := make([][]float64, n)
 	for i := range x {
 		a := rng.NormFloat64()
@@ -105,19 +108,20 @@ func TestPerturbedGramDistribution(t *testing.T) {
 	for _, row := range x {
 		st.SymRankOne(st, 1, mat.NewVecDense(f, row))
 	}
-	p := &inputPlan{s: s, n: n, f: f}
+	aug := append([][]float64(nil), x...)
+	for j := 0; j < f; j++ {
+		row := make([]float64, f)
+		row[j] = math.Sqrt(tau)
+		aug = append(aug, row)
+	}
+	sTau := shifted(st, tau)
+	p := &inputPlan{s: s, n: n, f: f, tau: tau}
 	const draws = 20000
 	samplers := map[string]func() *mat.SymDense{
-		"per-row": func() *mat.SymDense { return perRowGram(rng, x, s) },
-		"exact-law": func() *mat.SymDense {
-			g, err := p.perturbedGram(st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return g
-		},
+		"per-row":   func() *mat.SymDense { return perRowGram(rng, aug, s) },
+		"exact-law": func() *mat.SymDense { return p.perturbedGram(st) },
 	}
-	// The discrete Gaussian entries of A and L carry sd s·(1 + 2⁻¹⁰).
+	m := float64(n + f)
 	for name, draw := range samplers {
 		var sum, sumSq [f][f]float64
 		for k := 0; k < draws; k++ {
@@ -135,11 +139,11 @@ func TestPerturbedGramDistribution(t *testing.T) {
 			for j := i; j < f; j++ {
 				mean := sum[i][j] / draws
 				v := sumSq[i][j]/draws - mean*mean
-				wantMean := st.At(i, j)
-				wantVar := s2*(st.At(i, i)+st.At(j, j)) + n*s2*s2
+				wantMean := sTau.At(i, j)
+				wantVar := s2*(sTau.At(i, i)+sTau.At(j, j)) + m*s2*s2
 				if i == j {
-					wantMean += n * s2
-					wantVar = 4*s2*st.At(i, i) + 2*n*s2*s2
+					wantMean += m * s2
+					wantVar = 4*s2*sTau.At(i, i) + 2*m*s2*s2
 				}
 				if se := math.Sqrt(wantVar / draws); math.Abs(mean-wantMean) > 5*se {
 					t.Fatalf("%s: E G[%d,%d] = %v, want %v (se %v)", name, i, j, mean, wantMean, se)
@@ -154,9 +158,9 @@ func TestPerturbedGramDistribution(t *testing.T) {
 
 // TestInputGoodEvent checks empirically, for per-row noise at the planned
 // s and adversarial data (all rows equal, or rank one of large norm), the
-// two events of the proof: λ_min of the other rows' Gram matrix is at
-// least s²(√(n−1−F) − √F − t)², and ‖uₙ‖ ≤ ū; each may fail with
-// probability at most δ/4.
+// two events of the proof: λ_min of the Gram matrix of the other n − 1 rows
+// and the F phantom rows √τ·eⱼ is at least s²(√(n−1) − √F − t)², and
+// ‖uₙ‖ ≤ ū; each may fail with probability at most δ₁/4.
 func TestInputGoodEvent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(61, 62))
 	const n, eps, delta = 400, 1, 0.05
@@ -164,9 +168,10 @@ func TestInputGoodEvent(t *testing.T) {
 	cfg.Method = MethodInput
 	tr := mustPlan(t, cfg)
 	f, s := tr.fm.f, tr.in.s
-	tt := math.Sqrt(2 * math.Log(8/delta))
-	c1 := math.Sqrt(float64(n-1-f)) - math.Sqrt(float64(f)) - tt
-	x := math.Log(4 / delta)
+	d1 := tr.Params()["delta_objective"]
+	tt := math.Sqrt(2 * math.Log(8/d1))
+	c1 := math.Sqrt(float64(n-1)) - math.Sqrt(float64(f)) - tt
+	x := math.Log(4 / d1)
 	ubar := s * math.Sqrt(float64(f)+2*math.Sqrt(float64(f)*x)+2*x)
 	datasets := map[string][][]float64{}
 	same := make([][]float64, n-1)
@@ -175,6 +180,11 @@ func TestInputGoodEvent(t *testing.T) {
 		same[i] = []float64{1 / math.Sqrt(3), 1 / math.Sqrt(3), 1 / math.Sqrt(3)}
 		a := 2*rng.Float64() - 1
 		rank1[i] = []float64{a / math.Sqrt2, -a / math.Sqrt2, 0}
+	}
+	for j := 0; j < f; j++ {
+		ph := make([]float64, f)
+		ph[j] = math.Sqrt(tr.in.tau)
+		same, rank1 = append(same, ph), append(rank1, ph)
 	}
 	datasets["same"], datasets["rank1"] = same, rank1
 	const draws = 600
@@ -255,16 +265,17 @@ func TestInputAudit(t *testing.T) {
 		for i := 0; i < 2; i++ {
 			h.SetSym(i, i, h.At(i, i)+float64(n)*tr.in.s*tr.in.s+tr.in.ridge)
 		}
+		sts := [2]stats{st, sufficientStats(x2, y2, tr.fm, tr.lm)}
 		return func(nb int) float64 {
-			m := trainNeighbour(t, tr, nb, x, y, x2, y2)
+			w := releaseStats(t, tr, sts[nb])
 			hb := mat.NewVecDense(2, nil)
-			hb.MulVec(h, mat.NewVecDense(2, m.Weights[0]))
+			hb.MulVec(h, mat.NewVecDense(2, w))
 			return floats.Dot(phi, hb.RawVector().Data)
 		}
 	}
 	cfgA := audit.Config{N: 30000, Delta: delta}
 	audit.RequirePass(t, sampler(mustPlan(t, cfg)), eps, cfgA)
-	pairSigma, err := analyticGaussianSigma(2, eps, delta)
+	pairSigma, err := gaussianSigma(2, eps, delta)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism/amp"
 	"github.com/dpsql/dpsql/noise"
 )
 
@@ -20,9 +21,12 @@ import (
 //
 // The last holds because ∇ℓ(θ; z) − ∇ℓ(θ; z′) = (xxᵀ − x′x′ᵀ)θ − (yx − y′x′)
 // with −I ⪯ xxᵀ − x′x′ᵀ ⪯ I and ‖yx − y′x′‖ ≤ 2.
-const lossSmoothness = 1
+//
+// The computed features satisfy ‖φ̂‖ ≤ κ̂ = 1 + 10⁻¹⁵ (kappaHat) rather than
+// 1, so the constants used are κ̂²·1, κ̂²η + 2κ̂.
+const lossSmoothness = kappaHat * kappaHat
 
-func lossGradDiff(eta float64) float64 { return eta + 2 }
+func lossGradDiff(eta float64) float64 { return kappaHat*kappaHat*eta + 2*kappaHat }
 
 // objGaussSigma returns the standard deviation β of the linear noise term b
 // for which the density ratio of b at neighbouring preimages costs at most
@@ -56,9 +60,11 @@ func autoRidge(f int, beta, eta float64) float64 {
 // objectivePlan is the public part of Obj-Gauss.
 type objectivePlan struct {
 	eta   float64 // radius of the ball ‖θ‖ ≤ η
-	kifer float64 // Δ = 2λ/ε, Kifer's strong-convexity term
+	kifer float64 // Δ = 2λ/ε₁, Kifer's strong-convexity term
 	ridge float64 // Δ_r = nλ_r, the user's (or auto) convex ridge
 	beta  float64 // σ of the linear noise b
+	muMax float64 // public bracket of ballSolve's multiplier
+	step  amp.Step
 }
 
 func (t *Trainer) planObjective(cm common) error {
@@ -75,58 +81,116 @@ func (t *Trainer) planObjective(cm common) error {
 	if eta == 0 {
 		eta = math.Sqrt(float64(f))
 	}
-	// The gradient difference lies in span{x, x′}: k = 2.
-	beta, err := objGaussSigma(lossGradDiff(eta), cfg.Epsilon, cfg.Delta, 2)
+	// b is F coupled normals: ratio F·2⁻⁶⁶, tail F·2⁻¹⁰⁰⁰ (|N| > 256).
+	ratio := float64(f) * noise.CoupledNormalRatio
+	tail := float64(f) * noise.CoupledNormalTail
+	sp, err := chooseShare(cfg.Epsilon, cfg.Delta, ratio, tail, func(sh share) (*objectivePlan, float64, error) {
+		return objectiveCandidate(cfg, f, eta, sh)
+	})
 	if err != nil {
 		return err
 	}
-	p := &objectivePlan{eta: eta, kifer: 2 * lossSmoothness / cfg.Epsilon, beta: beta}
-	if cfg.Lambda == 0 {
-		p.ridge = autoRidge(f, beta, eta)
-	} else {
-		p.ridge = cfg.Lambda * float64(cfg.N)
-	}
-	if beta/lossGradDiff(eta) > 1/noise.GaussianMinRatio {
-		return fmt.Errorf("noise multiplier %v exceeds what the Gaussian sampler supports", beta/lossGradDiff(eta))
-	}
+	p, sh := sp.plan, sp.share
 	t.lambda = p.ridge / float64(cfg.N)
 	t.obj = p
 	t.params = map[string]float64{
 		"eta": eta, "kifer_delta": p.kifer, "ridge_delta": p.ridge,
-		"gaussian_sigma": beta, "grad_diff_bound": lossGradDiff(eta),
+		"gaussian_sigma": p.beta, "grad_diff_bound": lossGradDiff(eta),
+		"epsilon_objective": sh.epsIdeal, "delta_objective": sh.deltaIdeal,
+		"coupling_slack": sh.ratio, "radius": p.step.Radius,
+		"output_epsilon": p.step.Epsilon, "output_delta": p.step.Delta, "output_sigma": p.step.Scale,
 	}
-	t.events = []budget.Event{{Kind: budget.Generic, Epsilon: cfg.Epsilon, Delta: cfg.Delta}}
+	t.events = []budget.Event{sh.idealEvent(), p.step.Event()}
 	return nil
 }
 
-// solve returns argmin_{‖θ‖≤η} ½θᵀ(S + (Δ + Δ_r)I)θ − cᵀθ, which is n times
-// Obj-Gauss's (1/n)[Σℓ + (Δ/2)‖θ‖² + r(θ) + bᵀθ] up to a constant when
-// c = Σy′x − b.
+// objectiveCandidate plans Obj-Gauss for one split of (ε, δ) between the
+// ideal mechanism and the output step: the ideal's β, Δ and Δ_r, the
+// a-priori radius r between the computed minimiser and the ideal one, and
+// the output step (docs/mechanisms/lsq.md §6, §9). It returns the plan and
+// the public utility proxy used to choose the split.
+func objectiveCandidate(cfg Config, f int, eta float64, sh share) (*objectivePlan, float64, error) {
+	n := cfg.N
+	beta, err := objGaussSigma(lossGradDiff(eta), sh.epsIdeal, sh.deltaIdeal, 2)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !(beta > 0) || beta > 1e290 {
+		return nil, 0, fmt.Errorf("noise scale β = %v is out of range", beta)
+	}
+	p := &objectivePlan{eta: eta, kifer: 2 * lossSmoothness / sh.epsIdeal, beta: beta}
+	if cfg.Lambda == 0 {
+		p.ridge = autoRidge(f, beta, eta)
+	} else {
+		p.ridge = cfg.Lambda * float64(n)
+	}
+	reg := p.kifer + p.ridge
+	if !(reg < 1e300) {
+		return nil, 0, fmt.Errorf("lambda %v is too large", cfg.Lambda)
+	}
+	// Ideal: H* = S + reg·I (λ_min ≥ reg), c* = Σy′φ − b*, b* = β·N*.
+	// Stored: Ŝ, ĉ from the accumulation (depth d), b̂ = β·N̂ with N̂ in
+	// the cell of N* (|N*| ≤ 256 on the typical region).
+	u := unitRoundoff
+	gS := gammaN(statsDepth(n) + 1)
+	nk := float64(n) * kappaHat
+	nk2 := nk * kappaHat
+	ff := math.Sqrt(float64(f))
+	bMax := noise.CoupledNormalMax * beta
+	eH := gS*nk2 + u*(nk2*(1+gS)+reg)
+	eC := gS*nk + ff*(beta*0x1p-41+u*bMax+u*(nk*(1+gS)+bMax))
+	r1 := strongMonotoneBound(reg, eH, eC, eta)
+	trH := nk2*(1+gS) + float64(f)*reg*(1+u)
+	r2, err := ballSolveBound(f, trH, reg-eH, eta)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w (increase lambda)", err)
+	}
+	// Every implemented b̂ has |b̂ᵢ| ≤ 2¹³·β (the cap of the discrete draw).
+	cMax := (nk*(1+gS) + ff*0x1p13*beta) * (1 + 4*u)
+	p.muMax = 2 * cMax / eta * (1 + 4*u)
+	if p.step, err = amp.NewGaussian(r1+r2, f, sh.epsOut, sh.deltaOut); err != nil {
+		return nil, 0, err
+	}
+	// Proxy: per-coordinate noise in θ from b along a typical data
+	// direction (curvature n/F + reg) and from the output step.
+	proxy := math.Hypot(beta/(float64(n)/float64(f)+reg), p.step.Scale)
+	return p, proxy, nil
+}
+
+// solve returns the exact-in-exact-arithmetic ball minimiser used by the
+// noise-free reference (tests and results): ballSolve on
+// ½θᵀ(S + (Δ + Δ_r)I)θ − cᵀθ.
 func (p *objectivePlan) solve(st stats, c []float64) ([]float64, error) {
-	return solveBall(st.s, p.kifer+p.ridge, c, p.eta)
+	h := shifted(st.s, p.kifer+p.ridge)
+	w, _ := ballSolve(h, c, p.eta, p.muMax)
+	return w, nil
 }
 
-// releaseObjective draws b ~ N(0, β²I) and returns the exact constrained
-// minimiser of the perturbed objective.
+// releaseObjective draws b = β·N̂ with coupled normals, solves the
+// perturbed problem by ballSolve and releases the result through the
+// output step.
 func (t *Trainer) releaseObjective(st stats) ([]float64, error) {
-	b := make([]float64, t.fm.f)
-	if err := noise.AddGaussianVec(b, t.obj.beta); err != nil {
-		return nil, fmt.Errorf("drawing b: %w", err)
-	}
-	c := make([]float64, len(b))
+	p := t.obj
+	nrm := noise.StandardNormalVec(t.fm.f)
+	c := make([]float64, len(nrm))
 	for i := range c {
-		c[i] = st.c[i] - b[i]
+		c[i] = st.c[i] - p.beta*nrm[i]
 	}
-	return t.obj.solve(st, c)
+	theta, steps := ballSolve(shifted(st.s, p.kifer+p.ridge), c, p.eta, p.muMax)
+	t.solverSteps = steps
+	if err := p.step.Apply(theta); err != nil {
+		return nil, err
+	}
+	return theta, nil
 }
 
-// solveBall minimises ½θᵀ(G + reg·I)θ − cᵀθ over ‖θ‖ ≤ η.
-func solveBall(g *mat.SymDense, reg float64, c []float64, eta float64) ([]float64, error) {
+// shifted returns G + reg·I as a new matrix.
+func shifted(g *mat.SymDense, reg float64) *mat.SymDense {
 	f := g.SymmetricDim()
 	h := mat.NewSymDense(f, nil)
 	h.CopySym(g)
 	for i := 0; i < f; i++ {
 		h.SetSym(i, i, h.At(i, i)+reg)
 	}
-	return ballMin(h, c, eta)
+	return h
 }

@@ -10,38 +10,70 @@ import (
 
 	"github.com/dpsql/dpsql/audit"
 	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism/amp"
 )
 
 // TestObjectiveScales checks Obj-Gauss's constants by hand: F = 2, η = √2
-// (default √F), ε = 1, δ = 0.01: ζ_D = η + 2, t² = 2 ln(1/δ) (χ²₂),
-// β = ζ_D(√(t² + ε) + t)/ε, Kifer's Δ = 2λ/ε = 2, auto Δ_r = √F·β/η = β.
+// (default √F), ε = 1, δ = 0.01. The ideal mechanism is calibrated at the
+// (ε₁, δ₁) left after the output step's share: ζ_D = κ̂²η + 2κ̂,
+// t² = 2 ln(1/δ₁) (χ²₂), β = ζ_D(√(t² + ε₁) + t)/ε₁, Kifer's Δ = 2κ̂²/ε₁,
+// auto Δ_r = √F·β/η = β. The two events add up to exactly (ε, δ).
 func TestObjectiveScales(t *testing.T) {
 	cfg := synthConfig(1, 100, 1, 0.01)
 	cfg.Method = MethodObjective
 	tr := mustPlan(t, cfg)
-	zeta := math.Sqrt2 + 2
-	t2 := 2 * math.Log(100)
-	beta := zeta * (math.Sqrt(t2+1) + math.Sqrt(t2)) / 1
+	prm := tr.Params()
+	e1, d1 := prm["epsilon_objective"], prm["delta_objective"]
+	if !(e1 < 1 && e1 > 0.7) || !(d1 < 0.01 && d1 > 0.007) {
+		t.Fatalf("ideal share (%v, %v)", e1, d1)
+	}
+	zeta := kappaHat*kappaHat*math.Sqrt2 + 2*kappaHat
+	t2 := 2 * math.Log(1/d1)
+	beta := zeta * (math.Sqrt(t2+e1) + math.Sqrt(t2)) / e1
 	p := tr.obj
-	if !near(p.eta, math.Sqrt2, 1e-15) || !near(p.kifer, 2, 1e-15) || !near(p.beta, beta, 1e-8) || !near(p.ridge, beta, 1e-8) {
-		t.Fatalf("η=%v Δ=%v β=%v Δ_r=%v; want √2, 2, %v, %v", p.eta, p.kifer, p.beta, p.ridge, beta, beta)
+	if !near(p.eta, math.Sqrt2, 1e-15) || !near(p.kifer, 2/e1, 1e-14) || !near(p.beta, beta, 1e-8) || !near(p.ridge, beta, 1e-8) {
+		t.Fatalf("η=%v Δ=%v β=%v Δ_r=%v; want √2, %v, %v, %v", p.eta, p.kifer, p.beta, p.ridge, 2/e1, beta, beta)
 	}
 	if !near(tr.Lambda(), beta/100, 1e-8) {
 		t.Fatalf("λ = %v, want Δ_r/n = %v", tr.Lambda(), beta/100)
 	}
 	// Never above Kifer et al.'s formula with the same gradient bound.
-	if kifer := zeta * math.Sqrt(8*math.Log(2/0.01)+4) / 1; p.beta > kifer {
+	if kifer := zeta * math.Sqrt(8*math.Log(2/d1)+4*e1) / e1; p.beta > kifer {
 		t.Fatalf("β = %v exceeds Kifer's %v", p.beta, kifer)
 	}
-	if ev := tr.Events(); len(ev) != 1 || ev[0] != (budget.Event{Kind: budget.Generic, Epsilon: 1, Delta: 0.01}) {
-		t.Fatalf("events %+v", ev)
+	requireTwoEvents(t, tr, 1, 0.01)
+	// The output step's σ covers 2r at its share.
+	st := p.step
+	if want, _ := amp.GaussianSigma(2*st.Radius, st.Epsilon, st.Delta); st.Scale != want || !(st.Radius > 0 && st.Radius < 1e-9) {
+		t.Fatalf("output step %+v", st)
 	}
-	// Explicit λ and η: Δ_r = nλ, ζ_D = η + 2.
+	// Explicit λ and η: Δ_r = nλ, ζ_D = κ̂²η + 2κ̂.
 	cfg.Lambda, cfg.Eta, cfg.Epsilon = 0.1, 3, 0.5
 	tr = mustPlan(t, cfg)
-	beta = 5 * (math.Sqrt(t2+0.5) + math.Sqrt(t2)) / 0.5
-	if !near(tr.obj.ridge, 10, 1e-12) || !near(tr.obj.kifer, 4, 1e-12) || !near(tr.obj.beta, beta, 1e-8) {
+	e1, d1 = tr.Params()["epsilon_objective"], tr.Params()["delta_objective"]
+	t2 = 2 * math.Log(1/d1)
+	beta = (kappaHat*kappaHat*3 + 2*kappaHat) * (math.Sqrt(t2+e1) + math.Sqrt(t2)) / e1
+	if !near(tr.obj.ridge, 10, 1e-12) || !near(tr.obj.kifer, 2/e1, 1e-12) || !near(tr.obj.beta, beta, 1e-8) {
 		t.Fatalf("Δ_r=%v Δ=%v β=%v", tr.obj.ridge, tr.obj.kifer, tr.obj.beta)
+	}
+}
+
+// requireTwoEvents checks the events of objective/input perturbation: a
+// Generic event for the ideal mechanism and a valid Gaussian output-step
+// event, adding up to (ε, δ) exactly up to float rounding.
+func requireTwoEvents(t *testing.T, tr *Trainer, eps, delta float64) {
+	t.Helper()
+	ev := tr.Events()
+	if len(ev) != 2 || ev[0].Kind != budget.Generic || ev[1].Kind != budget.Gaussian {
+		t.Fatalf("events %+v", ev)
+	}
+	for _, e := range ev {
+		if err := e.Validate(); err != nil {
+			t.Fatalf("event %+v: %v", e, err)
+		}
+	}
+	if se, sd := ev[0].Epsilon+ev[1].Epsilon, ev[0].Delta+ev[1].Delta; !near(se, eps, 1e-14) || !near(sd, delta, 1e-14) || se > eps*(1+1e-15) || sd > delta*(1+1e-15) {
+		t.Fatalf("events add up to (%v, %v), want (%v, %v)", se, sd, eps, delta)
 	}
 }
 
@@ -162,16 +194,17 @@ func TestObjectiveAudit(t *testing.T) {
 		for i := 0; i < 2; i++ {
 			h.SetSym(i, i, h.At(i, i)+tr.obj.kifer+tr.obj.ridge)
 		}
+		sts := [2]stats{st, sufficientStats(x2, y2, tr.fm, tr.lm)}
 		return func(nb int) float64 {
-			m := trainNeighbour(t, tr, nb, x, y, x2, y2)
+			w := releaseStats(t, tr, sts[nb])
 			hb := mat.NewVecDense(2, nil)
-			hb.MulVec(h, mat.NewVecDense(2, m.Weights[0]))
+			hb.MulVec(h, mat.NewVecDense(2, w))
 			return floats.Dot(phi, hb.RawVector().Data)
 		}
 	}
 	cfgA := audit.Config{N: 30000, Delta: delta}
 	audit.RequirePass(t, sampler(mustPlan(t, cfg)), eps, cfgA)
-	pairSigma, err := analyticGaussianSigma(2, eps, delta)
+	pairSigma, err := gaussianSigma(2, eps, delta)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism/amp"
 	"github.com/dpsql/dpsql/noise"
 )
 
@@ -18,7 +19,7 @@ type outputPlan struct {
 	lambda   float64 // λ of (1/n)Σ(⟨w, φᵢ⟩ − y′ᵢ)² + λ‖w‖²
 	delta2   float64 // ℓ₂ sensitivity of the minimiser, rounding included
 	tau      float64 // bound on the floating-point error of the computed minimiser
-	gaussian bool    // δ > 0: analytic Gaussian; else Laplace per coordinate
+	gaussian bool    // δ > 0: discrete Gaussian (CKS zCDP calibration); else Laplace per coordinate
 	scale    float64 // Laplace scale b per coordinate, or Gaussian σ
 }
 
@@ -44,12 +45,19 @@ func lemma2Sensitivity(kappa, m, lambda float64, n int) float64 {
 // 1.01·γ_{3F+1}·n(1 + Fλ) (Higham, Thm 10.4). With ê the total relative to
 // n, ‖ŵ − w*‖ ≤ (γ_n + ê·R)/(λ − ê). It returns an error when the bound is
 // not meaningful (ê ≥ λ/2: λ too small for float64 at this n and F).
+//
+// The accumulation error uses the depth of the summation tree,
+// γ_{d+1} with d = statsDepth(n) (two-level blocked sums), instead of γ_n.
+// λ must also clear the Cholesky floor for trace n(1 + Fλ) (Demmel's
+// condition, so that the factorisation cannot fail on any data).
 func ridgeRoundingBound(n, f int, lambda, r float64) (float64, error) {
-	e := gammaN(n) + unitRoundoff*lambda + 1.01*gammaN(3*f+1)*(1+float64(f)*lambda)
-	if !(e < lambda/2) {
+	gS := gammaN(statsDepth(n) + 1)
+	e := gS + unitRoundoff*lambda + 1.01*gammaN(3*f+1)*(1+float64(f)*lambda)
+	floor := choleskyFloor(f, kappaHat*kappaHat*(1+gS)+float64(f)*lambda)
+	if !(e < lambda/2) || !(lambda-gS > floor) {
 		return 0, fmt.Errorf("lambda %v is too small for a certified float64 solve with n = %d and %d features", lambda, n, f)
 	}
-	return (gammaN(n) + e*r) / (lambda - e), nil
+	return (gS + e*r) / (lambda - e), nil
 }
 
 func (t *Trainer) planOutput(cm common) error {
@@ -85,12 +93,18 @@ func (t *Trainer) planOutput(cm common) error {
 		}
 		// ℓ₁ ≤ √F·ℓ₂ for the difference of two weight vectors.
 		p.scale = math.Sqrt(float64(f)) * p.delta2 / cfg.Epsilon
+		if err := noise.AddLaplaceVec(nil, p.scale); err != nil {
+			return fmt.Errorf("the Laplace scale %v is outside the sampler's range (lambda or epsilon too extreme): %w", p.scale, err)
+		}
 		t.params["laplace_scale"] = p.scale
 		t.events = []budget.Event{{Kind: budget.Laplace, Epsilon: cfg.Epsilon}}
 	} else {
-		sigma, err := analyticGaussianSigma(p.delta2, cfg.Epsilon, cfg.Delta)
+		sigma, err := amp.GaussianSigma(p.delta2, cfg.Epsilon, cfg.Delta)
 		if err != nil {
 			return err
+		}
+		if err := noise.AddGaussianVec(nil, sigma); err != nil {
+			return fmt.Errorf("the Gaussian σ %v is outside the sampler's range (lambda or epsilon too extreme): %w", sigma, err)
 		}
 		if p.delta2/sigma < noise.GaussianMinRatio {
 			return fmt.Errorf("noise multiplier σ/Δ₂ = %v exceeds what the Gaussian sampler supports", sigma/p.delta2)
@@ -103,7 +117,8 @@ func (t *Trainer) planOutput(cm common) error {
 	return nil
 }
 
-// solve returns the ridge minimiser (S + λn·I)⁻¹c.
+// solve returns the ridge minimiser (S + λn·I)⁻¹c (cannot fail: the plan
+// checked the Cholesky floor).
 func (p *outputPlan) solve(st stats) ([]float64, error) {
 	return ridgeSolve(st.s, p.lambda*float64(st.n), st.c)
 }

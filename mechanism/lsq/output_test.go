@@ -52,7 +52,7 @@ func TestOutputScales(t *testing.T) {
 		t.Fatalf("events %+v", ev)
 	}
 
-	// Same with δ = 10⁻⁵, ε = 0.5: analytic Gaussian on Δ₂ = 0.24.
+	// Same with δ = 10⁻⁵, ε = 0.5: Gaussian (CKS zCDP calibration) on Δ₂ = 0.24.
 	cfg.Epsilon, cfg.Delta = 0.5, 1e-5
 	tr = mustPlan(t, cfg)
 	sigma := tr.out.scale
@@ -321,7 +321,7 @@ func TestOutputAuditGaussian(t *testing.T) {
 	}
 	cfgA := audit.Config{N: 30000, Delta: delta}
 	audit.RequirePass(t, sampler(tr), eps, cfgA)
-	pairSigma, err := analyticGaussianSigma(l2, eps, delta)
+	pairSigma, err := gaussianSigma(l2, eps, delta)
 	if err != nil {
 		t.Fatal(err)
 	}

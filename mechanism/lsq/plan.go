@@ -48,8 +48,9 @@ type Config struct {
 	Lambda  float64
 	Epsilon float64 // ε > 0
 	// Delta is δ: 0 gives pure ε (output: Laplace per coordinate; predict:
-	// Laplace); δ ∈ (0, 1) gives the analytic Gaussian mechanism for output
-	// and is required by input and objective. Predict requires 0.
+	// Laplace); δ ∈ (0, 1) gives the discrete Gaussian mechanism (CKS zCDP
+	// calibration) for output and is required by input and objective.
+	// Predict requires 0.
 	Delta float64
 	Dim   int     // d̂ for RFF kernels, in [1, mechanism.MaxRFFDim] (default DefaultDim); must be 0 for linear
 	Gamma float64 // kernel bandwidth γ > 0 (default DefaultGamma); must be 0 for linear
@@ -82,6 +83,12 @@ type Trainer struct {
 	out *outputPlan
 	obj *objectivePlan
 	in  *inputPlan
+
+	// solverSteps is the number of bisection steps of the last release's
+	// ball solver (objective, input): a public constant, ballSteps, kept
+	// for the tests that check it never depends on the rows. Never
+	// released.
+	solverSteps int
 }
 
 // common holds what Plan and PlanPredict share after validation.

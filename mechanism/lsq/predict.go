@@ -1,11 +1,11 @@
 package lsq
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"math"
 
+	"github.com/sirupsen/logrus"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
@@ -93,6 +93,9 @@ func PlanPredict(cfg Config) (*PredictPlan, error) {
 	if cfg.Epsilon < noise.LaplaceMinEpsilon(1) {
 		return nil, fmt.Errorf("lsq predict: epsilon %v is below the smallest the Laplace sampler supports", cfg.Epsilon)
 	}
+	if err := noise.AddLaplaceVec(nil, p.scale); err != nil {
+		return nil, fmt.Errorf("lsq predict: the Laplace scale %v is outside the sampler's range (lambda or epsilon too extreme): %w", p.scale, err)
+	}
 	return p, nil
 }
 
@@ -102,9 +105,17 @@ func PlanPredict(cfg Config) (*PredictPlan, error) {
 // 1.01·γ_{3m+1}·tr(K + λmI) ≤ 1.01·γ_{3m+1}·m(1 + λm) (Higham, Thm 10.4), so
 // with ê the total over λm, ‖α̂ − α‖ ≤ ê‖α‖/(1 − ê), ‖α‖ ≤ √m/(λm) and
 // ‖k_x‖ ≤ √m give |f̂(x) − f(x)| ≤ (γ_{D+8} + γ_m + ê)/(λ(1 − ê)).
+//
+// λ must also clear the Cholesky floor: the computed kernel matrix has
+// λ_min ≥ λm − m·γ_{D+8} and trace ≤ m(1 + γ_{D+8}) + λm², and Demmel's
+// condition then guarantees the factorisation succeeds on any data.
 func kernelRoundingBound(m, d int, lambda float64) (float64, error) {
 	lm := lambda * float64(m)
 	e := (float64(m)*gammaN(d+8) + 1.01*gammaN(3*m+1)*float64(m)*(1+lm) + unitRoundoff*lm) / lm
+	mf := float64(m)
+	if floor := choleskyFloor(m, mf*(1+gammaN(d+8))+lm*mf*(1+unitRoundoff)); !(lm-mf*gammaN(d+8) > floor) {
+		return 0, fmt.Errorf("lambda %v is too small for a certified float64 kernel solve with m = %d", lambda, m)
+	}
 	if !(e < 0.5) {
 		return 0, fmt.Errorf("lambda %v is too small for a certified float64 kernel solve with m = %d", lambda, m)
 	}
@@ -185,7 +196,14 @@ func (pr *Predictor) Predict(xq []float64) (float64, error) {
 	if len(xq) != len(p.cfg.Features) {
 		return 0, fmt.Errorf("lsq predict: query has %d feature values, want %d", len(xq), len(p.cfg.Features))
 	}
-	v, err := noise.AddLaplace(mechanism.Clip(pr.f(xq), -1, 1), p.scale)
+	f := pr.f(xq)
+	if math.IsNaN(f) {
+		// Impossible (features are clipped, kernel values and coefficients
+		// are finite); a data-independent value keeps the noise step from
+		// failing after the charge.
+		f = 0
+	}
+	v, err := noise.AddLaplace(mechanism.Clip(f, -1, 1), p.scale)
 	if err != nil {
 		return 0, fmt.Errorf("lsq predict: %w", err)
 	}
@@ -231,12 +249,13 @@ func kernelFunc(kernel string, gamma float64) (func(a, b []float64) float64, err
 			return math.Exp(-gamma * s)
 		}, nil
 	case KernelCauchy:
-		g2 := gamma * gamma
+		// (γ·d)² rather than γ²·d²: γ² may overflow to +Inf, and Inf·0 at
+		// d = 0 would be NaN (a data-dependent failure after charging).
 		return func(a, b []float64) float64 {
 			s := 1.0
 			for j := range a {
-				d := a[j] - b[j]
-				s /= 1 + g2*d*d
+				gd := gamma * (a[j] - b[j])
+				s /= 1 + gd*gd
 			}
 			return s
 		}, nil
@@ -268,7 +287,11 @@ func (p *PredictPlan) fitKernel(X [][]float64, y []float64) (func([]float64) flo
 		a.Data[i*m+i] += lm
 	}
 	if _, ok := lapack64.Potrf(a); !ok {
-		return nil, errors.New("kernel matrix is not positive definite")
+		// Impossible under the plan's Cholesky floor; never an error (an
+		// error after charging would depend on the rows).
+		logrus.Error("lsq predict: kernel Cholesky failed despite the a-priori floor (please report); predicting 0")
+		clear(alpha)
+		return func([]float64) float64 { return 0 }, nil
 	}
 	lapack64.Potrs(blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: m, Stride: m, Data: a.Data},
 		blas64.General{Rows: m, Cols: 1, Stride: 1, Data: alpha})

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/floats"
+
+	"github.com/dpsql/dpsql/noise"
 )
 
 const resultsDir = "../../docs/results"
@@ -337,4 +339,107 @@ func plot(t *testing.T) {
 	if err != nil {
 		t.Logf("plotting failed: %v", err)
 	}
+}
+
+// TestResultsOutputStep measures the utility cost of the output step of
+// objective and input perturbation (docs/results/lsq_output_step.md): on
+// the same training/test data, the test RMSE of the current release and of
+// the previous one (the whole (ε, δ) for the ideal mechanism, b from the
+// discrete Gaussian, no output step — the release this change replaced, on
+// the same solver), 40 trials per point, synthetic model (F = 15) and
+// diabetes (F = 11), δ = 0.01.
+func TestResultsOutputStep(t *testing.T) {
+	const trials = 40
+	rng := rand.New(rand.NewPCG(2024, 9))
+	beta := synthBeta(rng, 14)
+	diabetes := loadCSV(t, "diabetes.csv")
+	var rows [][]string
+	for _, dsName := range []string{"synthetic", "diabetes"} {
+		for _, e := range []int{9, 11, 13, 15, 17} {
+			n := 1 << e
+			for _, eps := range []float64{0.1, 1} {
+				for _, method := range []string{MethodObjective, MethodInput} {
+					var cur, old, diff []float64
+					var radius, outSigma float64
+					for trial := 0; trial < trials; trial++ {
+						var train, test dataset
+						var cfg Config
+						if dsName == "synthetic" {
+							all := synthLinear(rng, beta, n+n/4, 0.1)
+							train = dataset{x: all.x[:n], y: all.y[:n]}
+							test = dataset{x: all.x[n:], y: all.y[n:]}
+							cfg = synthConfig(14, n, eps, 0.01)
+						} else {
+							tr, te := split4to1(rng, diabetes)
+							train, test = bootstrap(rng, tr, n), te
+							cfg = diabetesConfig(n, eps, 0.01)
+						}
+						cfg.Method = method
+						tr, err := Plan(cfg)
+						if err != nil {
+							break
+						}
+						radius, outSigma = tr.Params()["radius"], tr.Params()["output_sigma"]
+						st := sufficientStats(train.x, train.y, tr.fm, tr.lm)
+						m, err := tr.release(st)
+						if err != nil {
+							t.Fatal(err)
+						}
+						w := oldRelease(t, tr, cfg, st)
+						a := rmseUnits(tr.fm, tr.lm, m.Weights[0], test.x, test.y)
+						b := rmseUnits(tr.fm, tr.lm, w, test.x, test.y)
+						cur, old, diff = append(cur, a), append(old, b), append(diff, a-b)
+					}
+					if len(cur) == 0 {
+						continue
+					}
+					mc, sc := meanSD(cur)
+					mo, so := meanSD(old)
+					md, sd := meanSD(diff)
+					se := sd / math.Sqrt(float64(len(diff)))
+					rows = append(rows, []string{dsName, strconv.Itoa(n), fmtF(eps), method, fmtF(mo), fmtF(so), fmtF(mc), fmtF(sc), fmtF(md), fmtF(se), fmtF(radius), fmtF(outSigma), strconv.Itoa(len(cur))})
+					t.Logf("%-9s n=2^%-2d ε=%-3g %-9s before %.4f ± %.4f  after %.4f ± %.4f  diff %+.5f ± %.5f (se)  r=%.2g σ_out=%.2g",
+						dsName, e, eps, method, mo, so, mc, sc, md, se, radius, outSigma)
+				}
+			}
+		}
+	}
+	writeCSV(t, "lsq_output_step.csv", []string{"dataset", "n", "epsilon", "method", "rmse_before", "sd_before", "rmse_after", "sd_after", "diff_mean", "diff_se", "radius", "output_sigma", "trials"}, rows)
+}
+
+// oldRelease is the release this change replaced, for the comparison: the
+// ideal mechanism calibrated on the whole (ε, δ), b from the discrete
+// Gaussian of noise.AddGaussianVec, the same ball solver, no output step.
+func oldRelease(t *testing.T, tr *Trainer, cfg Config, st stats) []float64 {
+	t.Helper()
+	f := tr.fm.f
+	eta := cfg.Eta
+	if eta == 0 {
+		eta = math.Sqrt(float64(f))
+	}
+	if tr.obj != nil {
+		beta, err := objGaussSigma(lossGradDiff(eta), cfg.Epsilon, cfg.Delta, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &objectivePlan{eta: eta, kifer: 2 * lossSmoothness / cfg.Epsilon, beta: beta, ridge: autoRidge(f, beta, eta), muMax: tr.obj.muMax * 2}
+		return oldObjectiveRelease(t, p, st)
+	}
+	cal, err := calibrateInput(cfg.N, f, cfg.Epsilon, cfg.Delta, eta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ridge := autoRidge(f, cal.sigmaB, eta)
+	p := &inputPlan{eta: eta, s: cal.s, sigmaB: cal.sigmaB, n: cfg.N, f: f, ridge: ridge, tau: ridge / 2, muMax: tr.in.muMax * 2}
+	g := p.perturbedGram(st.s)
+	b := make([]float64, f)
+	if err := noise.AddGaussianVec(b, p.sigmaB); err != nil {
+		t.Fatal(err)
+	}
+	c := make([]float64, f)
+	for i := range c {
+		c[i] = st.c[i] - b[i]
+	}
+	w, _ := ballSolve(shifted(g, p.ridge-p.tau), c, p.eta, p.muMax)
+	return w
 }

@@ -2,6 +2,7 @@ package lsq
 
 import (
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -57,20 +58,20 @@ func TestRidgeSolveMatchesDenseSolve(t *testing.T) {
 	}
 }
 
-// TestBallMinClosedForms checks the constrained minimiser against closed
+// TestBallSolveClosedForms checks the constrained minimiser against closed
 // forms: H = h·I gives w = c/max(h, ‖c‖/η); an interior solution equals the
-// unconstrained H⁻¹c.
-func TestBallMinClosedForms(t *testing.T) {
+// unconstrained H⁻¹c. The bisection always takes ballSteps steps.
+func TestBallSolveClosedForms(t *testing.T) {
 	f := 5
 	c := []float64{3, -4, 0, 12, 0} // ‖c‖ = 13
 	h := mat.NewSymDense(f, nil)
 	for i := 0; i < f; i++ {
 		h.SetSym(i, i, 2)
 	}
-	for _, eta := range []float64{0.1, 1, 6.5, 6.6, 100, math.Inf(1)} {
-		w, err := ballMin(h, c, eta)
-		if err != nil {
-			t.Fatal(err)
+	for _, eta := range []float64{0.1, 1, 6.5, 6.6, 100} {
+		w, steps := ballSolve(h, c, eta, 2*13/eta)
+		if steps != ballSteps {
+			t.Fatalf("η=%v: %d steps, want %d", eta, steps, ballSteps)
 		}
 		want := make([]float64, f)
 		floats.ScaleTo(want, 1/math.Max(2, 13/eta), c)
@@ -80,10 +81,10 @@ func TestBallMinClosedForms(t *testing.T) {
 	}
 }
 
-// TestBallMinKKT checks the KKT conditions on random problems with an active
-// constraint: ‖w‖ = η and Hw − c = −μw with μ > 0; and that no random
+// TestBallSolveKKT checks the KKT conditions on random problems with an
+// active constraint: ‖w‖ = η and Hw − c = −μw with μ > 0; and that no random
 // feasible point has a lower objective.
-func TestBallMinKKT(t *testing.T) {
+func TestBallSolveKKT(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := 0; trial < 50; trial++ {
 		f := 1 + rng.IntN(15)
@@ -95,12 +96,9 @@ func TestBallMinKKT(t *testing.T) {
 		}
 		c := randomVec(rng, f, 10)
 		eta := 0.05 + rng.Float64()
-		w, err := ballMin(h, c, eta)
-		if err != nil {
-			t.Fatal(err)
-		}
+		w, _ := ballSolve(h, c, eta, 2*floats.Norm(c, 2)/eta)
 		nw := floats.Norm(w, 2)
-		if nw > eta*(1+1e-15) {
+		if nw > eta*(1+1e-12) {
 			t.Fatalf("infeasible: ‖w‖ = %v > η = %v", nw, eta)
 		}
 		q := func(v []float64) float64 {
@@ -142,21 +140,167 @@ func TestBallMinKKT(t *testing.T) {
 	}
 }
 
-// TestPSDSqrt checks R·R = S, also for a rank-deficient S.
-func TestPSDSqrt(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{2, 8, 30} {
-		s := randomGram(rng, n, 8)
-		r, err := psdSqrt(s)
+// bigBallMin returns the ball minimiser of the float problem (h, c, η)
+// computed in 256-bit arithmetic: Gaussian elimination for (h + μI)θ = c
+// and 300 bisection steps on μ. Its error is far below any float64 bound.
+func bigBallMin(h *mat.SymDense, c []float64, eta float64) []float64 {
+	const prec = 256
+	f := len(c)
+	nf := func(v float64) *big.Float { return new(big.Float).SetPrec(prec).SetFloat64(v) }
+	solve := func(mu *big.Float) ([]*big.Float, *big.Float) {
+		a := make([][]*big.Float, f)
+		for i := range a {
+			a[i] = make([]*big.Float, f+1)
+			for j := 0; j < f; j++ {
+				a[i][j] = nf(h.At(i, j))
+			}
+			a[i][i].Add(a[i][i], mu)
+			a[i][f] = nf(c[i])
+		}
+		for k := 0; k < f; k++ {
+			for i := k + 1; i < f; i++ {
+				m := new(big.Float).SetPrec(prec).Quo(a[i][k], a[k][k])
+				for j := k; j <= f; j++ {
+					a[i][j].Sub(a[i][j], new(big.Float).SetPrec(prec).Mul(m, a[k][j]))
+				}
+			}
+		}
+		x := make([]*big.Float, f)
+		for i := f - 1; i >= 0; i-- {
+			s := new(big.Float).SetPrec(prec).Set(a[i][f])
+			for j := i + 1; j < f; j++ {
+				s.Sub(s, new(big.Float).SetPrec(prec).Mul(a[i][j], x[j]))
+			}
+			x[i] = s.Quo(s, a[i][i])
+		}
+		n2 := nf(0)
+		for _, v := range x {
+			n2.Add(n2, new(big.Float).SetPrec(prec).Mul(v, v))
+		}
+		return x, n2
+	}
+	eta2 := nf(eta * eta)
+	x, n2 := solve(nf(0))
+	if n2.Cmp(eta2) > 0 {
+		lo, hi := nf(0), nf(2*floats.Norm(c, 2)/eta)
+		for k := 0; k < 300; k++ {
+			mid := new(big.Float).SetPrec(prec).Add(lo, hi)
+			mid.Quo(mid, nf(2))
+			if _, m2 := solve(mid); m2.Cmp(eta2) > 0 {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		x, _ = solve(hi)
+	}
+	out := make([]float64, f)
+	for i, v := range x {
+		out[i], _ = v.Float64()
+	}
+	return out
+}
+
+// TestBallSolveWithinBound checks the a-priori bound ballSolveBound against
+// a 256-bit reference on random ill-conditioned problems (eigenvalues from
+// m to the trace bound, constraint active and inactive): the float64
+// solution is always within the bound, and the bound is not vacuous.
+func TestBallSolveWithinBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	worst := 0.0
+	for trial := 0; trial < 40; trial++ {
+		f := 2 + rng.IntN(6)
+		m := math.Pow(10, -1+3*rng.Float64())
+		top := m * math.Pow(10, 1+5*rng.Float64())
+		// H = V·diag(λ)·Vᵀ with λ spread over [m, top].
+		var qr mat.QR
+		qr.Factorize(mat.NewDense(f, f, randomVec(rng, f*f, 1)))
+		var v mat.Dense
+		qr.QTo(&v)
+		d := mat.NewDiagDense(f, nil)
+		for i := 0; i < f; i++ {
+			d.SetDiag(i, m*math.Pow(top/m, float64(i)/float64(f-1)))
+		}
+		var tmp, hd mat.Dense
+		tmp.Mul(&v, d)
+		hd.Mul(&tmp, v.T())
+		h := mat.NewSymDense(f, nil)
+		for i := 0; i < f; i++ {
+			for j := i; j < f; j++ {
+				h.SetSym(i, j, hd.At(i, j))
+			}
+		}
+		eta := 0.5 + 2*rng.Float64()
+		c := randomVec(rng, f, top*eta*(0.2+rng.Float64()))
+		trH := 0.0
+		for i := 0; i < f; i++ {
+			trH += h.At(i, i)
+		}
+		bound, err := ballSolveBound(f, trH*(1+1e-12), m*(1-1e-6), eta)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rr mat.Dense
-		rr.Mul(r.T(), r)
-		if !mat.EqualApprox(&rr, s, 1e-9*mat.Norm(s, 2)) {
-			t.Fatalf("n=%d: RᵀR ≠ S", n)
+		w, _ := ballSolve(h, c, eta, 2*floats.Norm(c, 2)/eta)
+		ref := bigBallMin(h, c, eta)
+		floats.Sub(ref, w)
+		e := floats.Norm(ref, 2)
+		if e > bound {
+			t.Fatalf("trial %d (F=%d, κ=%.3g): error %v above the a-priori bound %v", trial, f, top/m, e, bound)
+		}
+		worst = math.Max(worst, e/bound)
+	}
+	t.Logf("worst error / bound = %.3g", worst)
+}
+
+// TestBallSolveBoundRefuses checks the public refusals: λ_min below the
+// Cholesky floor, or too ill-conditioned.
+func TestBallSolveBoundRefuses(t *testing.T) {
+	if _, err := ballSolveBound(3, 1e6, 1e-12, 1); err == nil {
+		t.Fatal("no error below the floor")
+	}
+	if _, err := ballSolveBound(3, 1e6, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStrongMonotoneBound checks the perturbation bound of exact ball
+// minimisers on random pairs of problems.
+func TestStrongMonotoneBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for trial := 0; trial < 30; trial++ {
+		f := 2 + rng.IntN(4)
+		s := randomGram(rng, 3*f, f)
+		h1 := shifted(s, 0.5)
+		e := randomGram(rng, f, f)
+		h2 := mat.NewSymDense(f, nil)
+		h2.AddSym(h1, scaledSym(e, 1e-3))
+		c1 := randomVec(rng, f, 5)
+		c2 := append([]float64(nil), c1...)
+		floats.Add(c2, randomVec(rng, f, 1e-3))
+		eta := 1.0
+		w1, w2 := bigBallMin(h1, c1, eta), bigBallMin(h2, c2, eta)
+		dH := mat.NewSymDense(f, nil)
+		dH.AddSym(h2, scaledSym(h1, -1))
+		var eig mat.EigenSym
+		eig.Factorize(dH, false)
+		vals := eig.Values(nil)
+		nH := math.Max(math.Abs(vals[0]), math.Abs(vals[f-1]))
+		d := append([]float64(nil), c1...)
+		floats.Sub(d, c2)
+		var eh mat.EigenSym
+		eh.Factorize(h1, false)
+		bound := strongMonotoneBound(eh.Values(nil)[0], nH, floats.Norm(d, 2), eta)
+		floats.Sub(w1, w2)
+		if floats.Norm(w1, 2) > bound {
+			t.Fatalf("distance %v above bound %v", floats.Norm(w1, 2), bound)
 		}
 	}
+}
+
+func scaledSym(a *mat.SymDense, k float64) *mat.SymDense {
+	out := mat.NewSymDense(a.SymmetricDim(), nil)
+	out.ScaleSym(k, a)
+	return out
 }
 
 // TestSufficientStatsParallel checks the parallel pass against one worker

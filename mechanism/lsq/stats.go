@@ -128,22 +128,49 @@ func accumulate(X [][]float64, y []float64, fm featureMap, lm labelMap) stats {
 	return a.stats()
 }
 
+// midBlocks is the number of blocks whose sums are collected in a middle
+// accumulator before it is added to the total: two-level summation keeps
+// the depth of every entry's summation tree (hence its rounding bound,
+// statsDepth) near statsBatch + midBlocks + n/(statsBatch·midBlocks)
+// instead of n/statsBatch.
+const midBlocks = 512
+
+// maxWorkers bounds the number of partial sums added at the end (a public
+// constant, so the rounding bound does not depend on the machine).
+const maxWorkers = 256
+
+// statsDepth bounds the number of additions any term of S = Σφφᵀ or
+// c = Σy′φ goes through: a Ddot over ≤ statsBatch rows, ≤ midBlocks block
+// sums into the middle accumulator, ≤ ⌈n/(statsBatch·midBlocks)⌉ flushes
+// per worker, ≤ maxWorkers partial sums. The computed S and c then satisfy
+// ‖Ŝ − S‖₂ ≤ γ_d·Σ‖φᵢ‖² and ‖ĉ − c‖ ≤ γ_d·Σ|y′ᵢ|‖φᵢ‖ (Higham, Lemma 3.1 for
+// any summation tree of depth d), S and c being the exact sums of the
+// computed features.
+func statsDepth(n int) int {
+	d := statsBatch + midBlocks + (n+statsBatch*midBlocks-1)/(statsBatch*midBlocks) + maxWorkers
+	return min(max(n, 1), d)
+}
+
 // accumulator holds one worker's partial sums.
 type accumulator struct {
-	fm    featureMap
-	lm    labelMap
-	sData []float64
-	c     []float64
-	block []float64
-	yb    []float64
-	row   []float64
-	z     []float64
-	n     int
+	fm     featureMap
+	lm     labelMap
+	sData  []float64 // total S (upper triangle)
+	c      []float64 // total c
+	sMid   []float64 // middle accumulators, flushed every midBlocks blocks
+	cMid   []float64
+	blocks int
+	block  []float64
+	yb     []float64
+	row    []float64
+	z      []float64
+	n      int
 }
 
 func newAccumulator(fm featureMap, lm labelMap) *accumulator {
 	f := fm.f
 	return &accumulator{fm: fm, lm: lm, sData: make([]float64, f*f), c: make([]float64, f),
+		sMid: make([]float64, f*f), cMid: make([]float64, f),
 		// The block is stored transposed (feature-major): column j of the
 		// batch is contiguous, so each entry of the upper triangle of BᵀB is
 		// one long dot product (vectorised Ddot) instead of many short axpys.
@@ -166,14 +193,31 @@ func (a *accumulator) addBlock(rows int, get func(r int) ([]float64, float64)) {
 	for j := 0; j < f; j++ {
 		vj := blas64.Vector{N: rows, Inc: 1, Data: a.block[j*statsBatch : j*statsBatch+rows]}
 		for k := j; k < f; k++ {
-			a.sData[j*f+k] += blas64.Dot(vj, blas64.Vector{N: rows, Inc: 1, Data: a.block[k*statsBatch : k*statsBatch+rows]})
+			a.sMid[j*f+k] += blas64.Dot(vj, blas64.Vector{N: rows, Inc: 1, Data: a.block[k*statsBatch : k*statsBatch+rows]})
 		}
-		a.c[j] += blas64.Dot(vj, vy)
+		a.cMid[j] += blas64.Dot(vj, vy)
 	}
 	a.n += rows
+	if a.blocks++; a.blocks == midBlocks {
+		a.flush()
+	}
+}
+
+// flush adds the middle accumulators to the totals.
+func (a *accumulator) flush() {
+	for i, v := range a.sMid {
+		a.sData[i] += v
+	}
+	for i, v := range a.cMid {
+		a.c[i] += v
+	}
+	clear(a.sMid)
+	clear(a.cMid)
+	a.blocks = 0
 }
 
 func (a *accumulator) stats() stats {
+	a.flush()
 	return stats{s: mat.NewSymDense(a.fm.f, a.sData), c: a.c, n: a.n}
 }
 

@@ -1,39 +1,41 @@
-// Package svm is DP_SVM_TRAIN: the private support vector machines of
-// Rubinstein, Bartlett, Huang & Taft, "Learning in a large function space:
-// privacy-preserving mechanisms for SVM learning" (PRIVATESVM-FINITE,
-// Algorithm 2, for the linear kernel; PRIVATESVM, Algorithm 3, for the rbf,
-// laplacian and cauchy kernels through d̂ random Fourier features).
+// Package svm is DP_SVM_TRAIN: output-perturbed support vector machines
+// after Rubinstein, Bartlett, Huang & Taft, "Learning in a large function
+// space: privacy-preserving mechanisms for SVM learning" (PRIVATESVM-FINITE
+// for the linear kernel; PRIVATESVM for the rbf, laplacian and cauchy
+// kernels through d̂ random Fourier features), with a solver whose privacy
+// does not depend on convergence.
 //
 // A release is planned from public information only and then trained:
 //
-//	t, err := svm.Plan(cfg)      // validate, noise scale λ, privacy cost, RFF draw
+//	t, err := svm.Plan(cfg)      // validate, T, Δ₂, noise scale, privacy cost, RFF draw
 //	events := t.Events()         // reserve these before touching the data
-//	model, err := t.Train(X, y)  // solve, add Laplace(λ) noise, return the model
+//	model, err := t.Train(X, y)  // T gradient steps, noise, model
 //
 // Rows are mapped to the unit ball with the public catalog bounds
 // (mechanism.Scaler; the linear kernel gets a constant intercept feature,
-// regularised like the others), so κ = 1. Train minimises the paper's
-// objective ½‖w‖² + (C/n)·Σℓ(yᵢ⟨w, φ(xᵢ)⟩) with the hinge (default),
-// logistic or huberised hinge loss (all 1-Lipschitz) by dual coordinate
-// descent, and stops only when the duality gap is certified, including
-// floating-point rounding, to be at most τ, a tolerance fixed by Plan from
-// C, n and L. Strong convexity turns the gap into ‖w − w*‖ ≤ √(2τ), so the
-// released weights have ℓ₂ sensitivity Δ₂ = 4LCκ/n + 2√(2τ) (Lemma 6 plus
-// the optimisation error) and each coordinate gets Laplace noise of scale
-// λ = √F·Δ₂/ε_k, F = d + 1 (linear) or 2d̂ (random features). More than two
-// classes are trained one-vs-rest with ε_k = ε/K each.
+// regularised like the others), so κ = 1. Train minimises
+// P(w) = ½‖w‖² + (C/n)·Σℓ(yᵢ⟨w, φ(xᵢ)⟩) for a smooth loss — the
+// Huber-smoothed hinge (default, half-width h) or the logistic loss; the
+// hinge loss is refused — by full-batch gradient descent from w = 0 with
+// step η = 2/(2 + C·β_ℓ), for exactly T iterations. T is fixed by Plan from
+// public values (n, F, K, C, the loss, ε, δ): no stopping test, no failure
+// path, the same work on every row. The gradient map is (1 − η)-contractive,
+// so for replace-one neighbours ‖w_T − w′_T‖ ≤ 2LCκ/n·(1 − (1 − η)^T) for
+// every T, plus a public bound on float64 rounding: that is Δ₂. The release
+// is pure ε (Laplace of scale √F·Δ₂·K/ε on every coordinate; K one-vs-rest
+// models for K > 2 classes, ε/K each) or, with δ > 0, one discrete-Gaussian
+// draw on the stacked K·F weights calibrated to √K·Δ₂.
 //
-// Only the noisy weight vectors are released, with the public scaler and the
-// data-independent random frequencies; never dual coefficients, support
-// vectors or the achieved gap.
+// Only the noisy weight vectors are released, with the public scaler, the
+// data-independent random frequencies and the public parameters (C, T, Δ₂,
+// the noise scale).
 //
-// Errors. Plan's errors depend on the configuration only. Train's shape
-// checks fire only on a caller bug. The one data-dependent error is a solve
-// that does not certify τ within MaxEpochs passes: it returns a fixed
-// message, releases nothing, and the reserved budget stays spent; the only
-// information it carries is that one bit, which the ε-DP guarantee does not
-// cover (see docs/mechanisms/svm.md).
+// Errors. Plan's errors depend on the configuration only (including the
+// caps on C·β_ℓ and on the work T·n·F·K, and the noise parameters, which it
+// exercises once). Train's only errors are shape checks that fire on a
+// caller bug. No outcome of Train and no step count depends on the rows.
 //
-// The derivation, the choice of τ and the paper's defects are in
-// docs/mechanisms/svm.md; measured accuracy and speed in docs/results/svm.md.
+// The derivation, the floating-point argument, the defaults and the
+// paper's defects are in docs/mechanisms/svm.md; measured accuracy and
+// speed in docs/results/svm.md.
 package svm

@@ -7,163 +7,74 @@ import (
 
 // Loss names accepted in Config.Loss.
 const (
+	// LossHinge is refused: the hinge loss is not smooth, so gradient
+	// descent on it is not a contraction and the fixed-iteration privacy
+	// argument of docs/mechanisms/svm.md §4 does not apply.
 	LossHinge    = "hinge"
 	LossLogistic = "logistic"
 	LossHuber    = "huber"
 )
 
-// loss is a margin loss ℓ(m), m = y·⟨w, φ(x)⟩, convex and L-Lipschitz, seen
-// through its Fenchel conjugate ψ(a) = ℓ*(−a) on a ∈ [0, 1]. With c = C/n
-// and the dual variables stored as aᵢ = αᵢ/c ∈ [0, 1] (so that a bound value
-// is represented exactly) the dual of P(w) = ½‖w‖² + c·Σℓ(mᵢ) is
-//
-//	max_a D(a) = −½‖w(a)‖² − c·Σ ψ(aᵢ),  w(a) = c·Σ aᵢyᵢφᵢ.
-//
-// For any a and any released ŵ the duality gap splits into non-negative
-// Fenchel–Young terms (derivation in docs/mechanisms/svm.md):
-//
-//	P(ŵ) − D(a) = c·Σ [ℓ(m̂ᵢ) + ψ(aᵢ) + aᵢm̂ᵢ] + ½‖ŵ − w(a)‖²,  m̂ᵢ = yᵢ⟨ŵ, φᵢ⟩,
-//
-// which is how the solver certifies its optimisation error.
+// loss is a margin loss ℓ(m), m = y·⟨w, φ(x)⟩: convex, L-Lipschitz and
+// β_ℓ-smooth (ℓ′ is β_ℓ-Lipschitz and non-decreasing), with ℓ′ ∈ [−L, 0].
+// These three constants are all the privacy proof uses.
 type loss interface {
-	// lipschitz returns L, the Lipschitz constant of ℓ.
+	// lipschitz returns L.
 	lipschitz() float64
-	// value returns ℓ(m) (used for reporting the primal objective).
+	// smoothness returns β_ℓ.
+	smoothness() float64
+	// value returns ℓ(m) (reporting and tests only).
 	value(m float64) float64
-	// step returns the a ∈ [0, 1] that maximises the dual along one
-	// coordinate, given the current a, the margin m = yᵢ⟨w, φᵢ⟩,
-	// q = ‖φᵢ‖² and c = C/n. (∂D/∂aᵢ = −c·(m + ψ′(a)), ∂²D/∂aᵢ² = −c·(cq + ψ″(a)).)
-	step(a, m, q, c float64) float64
-	// gapTerm returns ℓ(m) + ψ(a) + a·m ≥ 0 computed without cancellation,
-	// and a bound on its error when m is known to within ±dm, including
-	// the rounding of the evaluation itself.
-	gapTerm(m, a, dm float64) (g, err float64)
-}
-
-// boxLoss is a loss whose dual variables reach the bounds 0 and 1, so that
-// LIBLINEAR's shrinking applies. grad returns m + ψ′(a), the derivative of
-// the negative dual along aᵢ divided by c.
-type boxLoss interface {
-	loss
-	grad(m, a float64) float64
+	// deriv returns ℓ′(m) as computed in float64.
+	deriv(m float64) float64
+	// derivErr bounds |deriv(m) − ℓ′(m)| for every float64 m: the rounding
+	// of the evaluation itself, used in the floating-point slack of Δ₂.
+	derivErr() float64
 }
 
 func newLoss(name string, huberH float64) (loss, error) {
 	switch name {
-	case LossHinge:
-		return hinge{}, nil
 	case LossLogistic:
 		return logistic{}, nil
 	case LossHuber:
 		return huber{h: huberH}, nil
+	case LossHinge:
+		return nil, fmt.Errorf("loss %q is not supported: it is not smooth, and the private solver needs a smooth loss to run a fixed, public number of iterations (use %q, the Huber-smoothed hinge, or %q; see docs/mechanisms/svm.md §3)",
+			LossHinge, LossHuber, LossLogistic)
 	}
-	return nil, fmt.Errorf("unknown loss %q (want %s, %s or %s)", name, LossHinge, LossLogistic, LossHuber)
+	return nil, fmt.Errorf("unknown loss %q (want %s or %s)", name, LossHuber, LossLogistic)
 }
 
 // u is the unit roundoff of float64.
 const u = 0x1p-53
 
-// hinge is ℓ(m) = max(0, 1 − m), L = 1, ψ(a) = −a.
-type hinge struct{}
-
-func (hinge) lipschitz() float64 { return 1 }
-
-func (hinge) value(m float64) float64 { return math.Max(0, 1-m) }
-
-func (hinge) step(a, m, q, c float64) float64 {
-	if q <= 0 {
-		// φᵢ = 0: the dual is linear in aᵢ with slope c·(1 − m) = c.
-		return 1
-	}
-	return clamp01(a + (1-m)/(c*q))
-}
-
-func (hinge) grad(m, _ float64) float64 { return m - 1 }
-
-func (hinge) gapTerm(m, a, dm float64) (float64, float64) {
-	var g float64
-	if m < 1 {
-		g = (1 - a) * (1 - m)
-	} else {
-		g = a * (m - 1)
-	}
-	// g is piecewise linear in m with slope −(1 − a) below 1 and a above.
-	var slope float64
-	switch {
-	case m-dm >= 1:
-		slope = a
-	case m+dm <= 1:
-		slope = 1 - a
-	default:
-		slope = math.Max(a, 1-a)
-	}
-	return g, slope*dm + 4*u*g
-}
-
-// logistic is ℓ(m) = log(1 + e^(−m)), L = 1, ψ(a) = a·log a + (1−a)·log(1−a).
-// Its gap term is the Bernoulli divergence KL(a ‖ σ(−m)).
+// logistic is ℓ(m) = log(1 + e^(−m)): L = 1, β_ℓ = 1/4.
 type logistic struct{}
 
-func (logistic) lipschitz() float64 { return 1 }
+func (logistic) lipschitz() float64  { return 1 }
+func (logistic) smoothness() float64 { return 0.25 }
 
 func (logistic) value(m float64) float64 { return softplus(-m) }
 
-// step solves c·q·(a′ − a) + m + log(a′/(1 − a′)) = 0 for a′ ∈ (0, 1) by
-// Newton's method safeguarded with bisection (the left side increases in a′).
-func (logistic) step(a, m, q, c float64) float64 {
-	cq := c * q
-	lo, hi := 0.0, 1.0
-	x := a
-	if !(x > 0 && x < 1) {
-		x = 0.5
-	}
-	for it := 0; it < 100; it++ {
-		h := cq*(x-a) + m + math.Log(x) - math.Log1p(-x)
-		if h > 0 {
-			hi = x
-		} else {
-			lo = x
-		}
-		nx := x - h/(cq+1/(x*(1-x)))
-		if !(nx > lo && nx < hi) {
-			nx = lo + (hi-lo)/2
-		}
-		done := math.Abs(nx-x) <= 0x1p-50*math.Min(nx, 1-nx)
-		x = nx
-		if done {
-			break
-		}
-	}
-	// Stay strictly inside the domain of ψ′.
-	return math.Min(math.Max(x, 0x1p-1000), 1-0x1p-53)
-}
+// deriv is −σ(−m) = −1/(1 + e^m), evaluated without overflow: exp (< 1 ulp
+// in Go's math), one addition and one division, each relative u, on a
+// value in [0, 1].
+func (logistic) deriv(m float64) float64 { return -sigmoid(-m) }
 
-func (logistic) gapTerm(m, a, dm float64) (float64, float64) {
-	p := sigmoid(-m) // −ℓ′(m)
-	q := sigmoid(m)  // 1 − p
-	var g float64
-	if a > 0 {
-		g += a * math.Log1p((a-p)/p)
-	}
-	if a < 1 {
-		g += (1 - a) * math.Log1p((p-a)/q)
-	}
-	g = math.Max(g, 0) // rounding at the optimum; covered by the bound
-	// dg/dm = a − p with |dp/dm| ≤ 1/4; the evaluation of p, q, log1p and
-	// the products is allowed 16 ulps of the unit scale of the term.
-	return g, (math.Abs(a-p)+dm/4)*dm + 16*u*(1+g)
-}
+func (logistic) derivErr() float64 { return 8 * u }
 
-// huber is the huberised hinge of Chapelle (2007) with half-width h:
+// huber is the Huber-smoothed hinge of Chaudhuri, Monteleoni & Sarwate
+// (2011, §3.4.2) with half-width h:
 //
-//	ℓ(m) = 0                   m ≥ 1 + h
-//	       (1 + h − m)²/(4h)   |1 − m| < h
-//	       1 − m               m ≤ 1 − h
+//	ℓ(m) = 0                   m > 1 + h
+//	       (1 + h − m)²/(4h)   |1 − m| ≤ h
+//	       1 − m               m < 1 − h
 //
-// L = 1, ψ(a) = −a − h·a·(1 − a).
+// L = 1, β_ℓ = 1/(2h).
 type huber struct{ h float64 }
 
-func (huber) lipschitz() float64 { return 1 }
+func (huber) lipschitz() float64    { return 1 }
+func (l huber) smoothness() float64 { return 1 / (2 * l.h) }
 
 func (l huber) value(m float64) float64 {
 	switch {
@@ -176,38 +87,26 @@ func (l huber) value(m float64) float64 {
 	return t * t / (4 * l.h)
 }
 
-func (l huber) step(a, m, q, c float64) float64 {
-	// ψ′(a) = −1 − h + 2ha and ψ″ = 2h: the coordinate problem is quadratic.
-	return clamp01(a - (m-1-l.h+2*l.h*a)/(c*q+2*l.h))
-}
-
-func (l huber) grad(m, a float64) float64 { return m - 1 - l.h + 2*l.h*a }
-
-func (l huber) gapTerm(m, a, dm float64) (float64, float64) {
-	var g float64
-	switch {
-	case m >= 1+l.h:
-		g = a * ((m - 1 - l.h) + l.h*a)
-	case m <= 1-l.h:
-		g = (1 - a) * ((1 - l.h - m) + l.h*(1-a))
-	default:
-		s := (1 + l.h - m) / (2 * l.h)
-		g = l.h * (a - s) * (a - s)
-	}
-	// dg/dm = ℓ′(m) + a, and ℓ′ is 1/(2h)-Lipschitz.
-	sl := a - math.Min(1, math.Max(0, (1+l.h-m)/(2*l.h)))
-	return g, (math.Abs(sl)+dm/(2*l.h))*dm + 8*u*(g+1+l.h)
-}
-
-func clamp01(a float64) float64 {
-	if a < 0 || math.IsNaN(a) {
+// deriv is −clamp((1 + h − m)/(2h), 0, 1). The same formula on every
+// branch, so ℓ′ is continuous in m as computed: fl(1+h) is within u(1+h),
+// the subtraction adds u·|1+h−m|, the division by 2h (exact) one more u;
+// the clamp is 1-Lipschitz. Where the clamp is inactive |1+h−m| ≤ 2h(1+2u),
+// so the error is below u(1+h)/(2h) + 3u.
+func (l huber) deriv(m float64) float64 {
+	t := (1 + l.h - m) / (2 * l.h)
+	if t < 0 {
 		return 0
 	}
-	if a > 1 {
-		return 1
+	if t > 1 {
+		return -1
 	}
-	return a
+	return -t
 }
+
+func (l huber) derivErr() float64 { return 4 * u * (1 + (1+l.h)/(2*l.h)) }
+
+// valueAtZero returns ℓ(0): P(0) = C·ℓ(0) bounds P(w*) ≥ ½‖w*‖².
+func valueAtZero(l loss) float64 { return l.value(0) }
 
 func sigmoid(x float64) float64 {
 	if x >= 0 {

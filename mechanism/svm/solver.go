@@ -1,22 +1,12 @@
 package svm
 
 import (
-	"fmt"
 	"math"
 	"runtime"
 	"sync"
-	"time"
-
-	"github.com/sirupsen/logrus"
 
 	"github.com/dpsql/dpsql/mechanism"
-	"github.com/dpsql/dpsql/noise"
 )
-
-// MaxEpochs caps the work of one solve at MaxEpochs·n coordinate visits (an
-// epoch over a shrunk active set counts its size). A solve that has not
-// certified its duality gap by then fails with errNotConverged.
-const MaxEpochs = 5000
 
 // maxCacheEntries bounds n·F, the float32 feature cache (4 bytes an entry),
 // so that training stays within a few GB of memory.
@@ -28,15 +18,20 @@ const maxCacheEntries = 1 << 30
 // them exactly.
 const shrink32 = 1 - 0x1p-22
 
-// errNotConverged is the only data-dependent error of Train; see the package
-// documentation.
-var errNotConverged = fmt.Errorf("svm: dual coordinate descent did not certify the duality gap within %d passes over the data", MaxEpochs)
+// Summation layout of the gradient, fixed so that its rounding can be
+// bounded from public values: each worker sums its rows in blocks of
+// blockRows, adds the blocks into its own accumulator, and the (at most
+// maxWorkers) accumulators are added at the end. A term therefore passes
+// through at most blockRows + ⌈n/blockRows⌉ + maxWorkers additions.
+const (
+	blockRows  = 512
+	maxWorkers = 64
+)
 
 // featureCache holds φ(xᵢ) for every row, row-major, as float32.
 type featureCache struct {
 	n, f int
 	x    []float32
-	q    []float64 // ‖φᵢ‖², computed from the float32 values
 }
 
 func (fc *featureCache) row(i int) []float32 { return fc.x[i*fc.f : (i+1)*fc.f : (i+1)*fc.f] }
@@ -50,7 +45,7 @@ func buildCache(X [][]float64, sc mechanism.Scaler, rff *mechanism.RFF) *feature
 		f = rff.Dim()
 	}
 	n := len(X)
-	fc := &featureCache{n: n, f: f, x: make([]float32, n*f), q: make([]float64, n)}
+	fc := &featureCache{n: n, f: f, x: make([]float32, n*f)}
 	parallelRows(n, func(lo, hi int) {
 		z := make([]float64, sc.Dim())
 		var phi []float64
@@ -62,24 +57,26 @@ func buildCache(X [][]float64, sc mechanism.Scaler, rff *mechanism.RFF) *feature
 				v = phi
 			}
 			r := fc.row(i)
-			var q float64
 			for j, t := range v {
 				r[j] = float32(t * shrink32)
-				q += float64(r[j]) * float64(r[j])
 			}
-			fc.q[i] = q
 		}
 	})
 	return fc
 }
 
+// workers returns the number of goroutines used on n rows.
+func workers(n int) int {
+	w := min(runtime.GOMAXPROCS(0), maxWorkers)
+	// Below a few blocks per worker the goroutines cost more than they save.
+	w = min(w, (n+4*blockRows-1)/(4*blockRows))
+	return max(w, 1)
+}
+
 // parallelRows runs fn over [0, n) split into contiguous chunks, one per
-// available CPU.
+// worker.
 func parallelRows(n int, fn func(lo, hi int)) {
-	w := runtime.GOMAXPROCS(0)
-	if w > n {
-		w = n
-	}
+	w := workers(n)
 	if w <= 1 {
 		fn(0, n)
 		return
@@ -96,232 +93,133 @@ func parallelRows(n int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-// problem is one binary SVM: ½‖w‖² + c·Σ ℓ(yᵢ⟨w, φᵢ⟩), c = C/n.
-type problem struct {
-	fc   *featureCache
-	y    []float64 // ±1
-	loss loss
-	c    float64
-	tau  float64 // certified duality-gap target
-	log  *logrus.Entry
-	// maxEpochs overrides MaxEpochs when positive (tests).
-	maxEpochs int
+// gd is full-batch gradient descent on K binary problems that share the
+// feature cache: problem k minimises
+//
+//	P_k(w) = ½‖w‖² + (C/n)·Σᵢ ℓ(yᵢₖ⟨w, φᵢ⟩),  yᵢₖ = +1 if cls[i] = pos[k], else −1,
+//
+// by w ← a·w − b·Σᵢ ℓ′(yᵢₖ⟨w, φᵢ⟩)·yᵢₖ·φᵢ from w = 0, where a = 1 − η and
+// b = η·C/n are the public float64 coefficients fixed by Plan. It runs
+// exactly iters iterations whatever the data: no stopping test, no failure
+// path, the same arithmetic on every row (docs/mechanisms/svm.md §4–5).
+type gd struct {
+	fc    *featureCache
+	cls   []int32 // class index of each row
+	pos   []int32 // positive class of each problem
+	loss  loss
+	a, b  float64
+	iters int
+	done  int // steps executed (always iters; observed by the tests)
+	// stop ends the loop early only when the query is killed (then the
+	// result is discarded): checked between iterations, a public schedule.
+	stop mechanism.Stop
 }
 
-// solution is a certified approximate minimiser.
-type solution struct {
-	w      []float64
-	gap    float64   // certified upper bound on P(w) − min P (≤ τ)
-	epochs int       // passes, including those over a shrunk active set
-	passes float64   // coordinate visits / n
-	dual   []float64 // a ∈ [0, 1]ⁿ; for tests only, never released
+// run returns the K weight vectors after iters iterations from w = 0.
+func (g *gd) run() [][]float64 {
+	k, f := len(g.pos), g.fc.f
+	w := make([]float64, k*f)
+	st := g.newState()
+	for it := 0; it < g.iters; it++ {
+		if g.stop.Stopped() {
+			break
+		}
+		g.step(w, st)
+		g.done++
+	}
+	out := make([][]float64, k)
+	for m := range out {
+		out[m] = w[m*f : (m+1)*f : (m+1)*f]
+	}
+	return out
 }
 
-// solve runs dual coordinate descent (Hsieh et al. 2008, with LIBLINEAR's
-// shrinking, for the hinge loss; the same scheme with an exact quadratic step
-// for the Huber loss and a safeguarded Newton step for the logistic loss, as
-// in Yu, Huang & Lin 2011) until the duality gap is certified to be at most
-// τ. Shrinking only decides which rows are visited; the stopping test always
-// runs over every row.
-func (p *problem) solve() (solution, error) {
-	n := p.fc.n
-	a := make([]float64, n)
-	_, canShrink := p.loss.(boxLoss)
-	if !canShrink {
-		for i := range a {
-			a[i] = 0.5 // logistic: ψ′ is infinite at 0 and 1
-		}
-	}
-	w := p.weights(a)
-	all := shuffled(n)
-	active := append([]int(nil), all...)
-	keep := make([]bool, n)
-	start := time.Now()
-	lastInfo := start
-	full := true
-	pgTol := 0.1
-	pgMaxOld, pgMinOld := math.Inf(1), math.Inf(-1)
-	wait, nextCert := 1, 0
-	maxEpochs := MaxEpochs
-	if p.maxEpochs > 0 {
-		maxEpochs = p.maxEpochs
-	}
-	left := int64(maxEpochs) * int64(n)
-	for epoch := 1; left > 0; epoch++ {
-		if full {
-			active = append(active[:0], all...)
-		}
-		// Visit the rows in a fresh pseudo-random order: a random affine
-		// relabelling of a random permutation (solver randomness only; the
-		// sensitivity bound holds for every order).
-		na := len(active)
-		left -= int64(na)
-		off, stride := epochOrder(na)
-		var approx float64
-		pgMax, pgMin := math.Inf(-1), math.Inf(1)
-		for t := 0; t < na; t++ {
-			i := active[(off+t*stride)%na]
-			keep[i] = true
-			x := p.fc.row(i)
-			m := p.y[i] * dot(w, x)
-			if full {
-				g, _ := p.loss.gapTerm(m, a[i], 0)
-				approx += g
-			}
-			if canShrink {
-				// Projected gradient of the negative dual (LIBLINEAR).
-				pg := p.loss.(boxLoss).grad(m, a[i])
-				switch {
-				case a[i] == 0:
-					if pg > pgMaxOld && !full {
-						keep[i] = false
-						continue
-					}
-					pg = math.Min(pg, 0)
-				case a[i] == 1:
-					if pg < pgMinOld && !full {
-						keep[i] = false
-						continue
-					}
-					pg = math.Max(pg, 0)
-				}
-				pgMax, pgMin = math.Max(pgMax, pg), math.Min(pgMin, pg)
-				if pg == 0 {
-					continue
-				}
-			}
-			nv := p.loss.step(a[i], m, p.fc.q[i], p.c)
-			if d := nv - a[i]; d != 0 {
-				axpy(p.c*d*p.y[i], x, w)
-				a[i] = nv
-			}
-		}
-		approx *= p.c
-		entry := p.log.WithFields(logrus.Fields{"epoch": epoch, "active": na, "elapsed": time.Since(start).Round(time.Millisecond).String()})
-		if full {
-			entry = entry.WithField("gap_estimate", approx)
-		}
-		if now := time.Now(); now.Sub(lastInfo) >= 5*time.Second {
-			entry.Info("svm: training")
-			lastInfo = now
-		} else {
-			entry.Debug("svm: training")
-		}
-		if canShrink {
-			// Shrinking thresholds for the next epoch (LIBLINEAR).
-			pgMaxOld, pgMinOld = pgMax, pgMin
-			if pgMaxOld <= 0 {
-				pgMaxOld = math.Inf(1)
-			}
-			if pgMinOld >= 0 {
-				pgMinOld = math.Inf(-1)
-			}
-			if !full {
-				k := 0
-				for _, i := range active {
-					if keep[i] {
-						active[k] = i
-						k++
-					}
-				}
-				active = active[:k]
-				// Once the shrunk problem is solved to pgTol, check on
-				// all rows.
-				full = pgMax-pgMin <= pgTol || len(active) == 0
-				continue
-			}
-		}
-		if approx > p.tau/2 || epoch < nextCert {
-			if canShrink {
-				full = false
-				pgTol = math.Max(pgTol/8, 1e-15)
-			}
-			continue
-		}
-		wc, gap := p.certify(a)
-		if gap <= p.tau {
-			passes := float64(int64(maxEpochs)*int64(n)-left) / float64(n)
-			p.log.WithFields(logrus.Fields{"epochs": epoch, "passes": passes, "certified_gap": gap, "tau": p.tau, "elapsed": time.Since(start).Round(time.Millisecond).String()}).Debug("svm: duality gap certified")
-			return solution{w: wc, gap: gap, epochs: epoch, passes: passes, dual: a}, nil
-		}
-		// Continue from the recomputed w(a), which removes the drift of
-		// the incremental updates, and certify less often.
-		w = wc
-		nextCert = epoch + wait
-		if wait < 16 {
-			wait *= 2
-		}
-		if canShrink {
-			full = false
-			pgTol = math.Max(pgTol/8, 1e-15)
-		}
-	}
-	return solution{}, errNotConverged
+// gdState is the scratch space of gd.step: per-worker accumulators and
+// block sums, and the gradient.
+type gdState struct {
+	acc, blk [][]float64
+	grad     []float64
 }
 
-// weights returns w(a) = c·Σ aᵢyᵢφᵢ, summed per CPU chunk.
-func (p *problem) weights(a []float64) []float64 {
-	f := p.fc.f
-	var mu sync.Mutex
-	w := make([]float64, f)
-	parallelRows(p.fc.n, func(lo, hi int) {
-		part := make([]float64, f)
-		for i := lo; i < hi; i++ {
-			if a[i] != 0 {
-				axpy(a[i]*p.y[i], p.fc.row(i), part)
-			}
+func (g *gd) newState() *gdState {
+	kf := len(g.pos) * g.fc.f
+	nw := workers(g.fc.n)
+	st := &gdState{acc: make([][]float64, nw), blk: make([][]float64, nw), grad: make([]float64, kf)}
+	for i := range st.acc {
+		st.acc[i] = make([]float64, kf)
+		st.blk[i] = make([]float64, kf)
+	}
+	return st
+}
+
+// step performs one iteration w ← a·w − b·Σᵢ ℓ′(yᵢ⟨w, φᵢ⟩)yᵢφᵢ in place on
+// the K stacked weight vectors.
+func (g *gd) step(w []float64, st *gdState) {
+	n, nw := g.fc.n, len(st.acc)
+	if nw == 1 {
+		g.partial(w, 0, n, st.acc[0], st.blk[0])
+	} else {
+		var wg sync.WaitGroup
+		for p := 0; p < nw; p++ {
+			lo, hi := p*n/nw, (p+1)*n/nw
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g.partial(w, lo, hi, st.acc[p], st.blk[p])
+			}()
 		}
-		mu.Lock()
-		for j, v := range part {
-			w[j] += v
+		wg.Wait()
+	}
+	copy(st.grad, st.acc[0])
+	for p := 1; p < nw; p++ {
+		for j, v := range st.acc[p] {
+			st.grad[j] += v
 		}
-		mu.Unlock()
-	})
+	}
 	for j := range w {
-		w[j] *= p.c
+		w[j] = g.a*w[j] - g.b*st.grad[j]
 	}
-	return w
 }
 
-// certify recomputes ŵ = w(a) and returns it with a rigorous upper bound on
-// P(ŵ) − D(a) ≥ P(ŵ) − min P that includes floating-point rounding:
-//
-//	P(ŵ) − D(a) = c·Σ gᵢ + ½‖ŵ − w(a)‖²,  gᵢ = ℓ(m̂ᵢ) + ψ(aᵢ) + aᵢm̂ᵢ ≥ 0.
-//
-// Each m̂ᵢ is a float64 dot product of F terms, within γ_F·‖ŵ‖·‖φᵢ‖ of the
-// exact value (Higham, Numerical Accuracy and Stability, §3.1); gapTerm turns
-// that into a bound on gᵢ. The sum of the n non-negative terms is within a
-// relative γ_n; ‖ŵ − w(a)‖ ≤ γ_(n+2)·c·Σaᵢ because ‖φᵢ‖ ≤ 1.
-func (p *problem) certify(a []float64) ([]float64, float64) {
-	w := p.weights(a)
-	var wn float64
-	for _, v := range w {
-		wn += v * v
+// partial writes Σᵢ ℓ′(yᵢₖ⟨wₖ, φᵢ⟩)·yᵢₖ·φᵢ over rows [lo, hi) into acc (K
+// vectors of length F), summing blocks of blockRows rows in blk first.
+// Every row costs the same: one dot product and one axpy per problem, even
+// where ℓ′ = 0.
+func (g *gd) partial(w []float64, lo, hi int, acc, blk []float64) {
+	// The loss is switched on once, outside the loop, so that its ℓ′ is
+	// inlined.
+	switch l := g.loss.(type) {
+	case huber:
+		partialLoss(g, l, w, lo, hi, acc, blk)
+	case logistic:
+		partialLoss(g, l, w, lo, hi, acc, blk)
+	default:
+		partialLoss(g, l, w, lo, hi, acc, blk)
 	}
-	wn = math.Sqrt(wn) * (1 + gamma(p.fc.f))
-	gf := gamma(p.fc.f)
-	var mu sync.Mutex
-	var sumG, sumErr, sumA float64
-	parallelRows(p.fc.n, func(lo, hi int) {
-		var sg, se, sa float64
-		for i := lo; i < hi; i++ {
-			m := p.y[i] * dot(w, p.fc.row(i))
-			dm := gf * wn * math.Sqrt(p.fc.q[i]) * (1 + 2*u)
-			g, e := p.loss.gapTerm(m, a[i], dm)
-			sg += g
-			se += e
-			sa += a[i]
+}
+
+func partialLoss[L loss](g *gd, l L, w []float64, lo, hi int, acc, blk []float64) {
+	f := g.fc.f
+	clear(acc)
+	for b0 := lo; b0 < hi; b0 += blockRows {
+		clear(blk)
+		for i := b0; i < min(b0+blockRows, hi); i++ {
+			x := g.fc.row(i)
+			ci := g.cls[i]
+			for m, pos := range g.pos {
+				y := -1.0
+				if ci == pos {
+					y = 1
+				}
+				wm := w[m*f : (m+1)*f : (m+1)*f]
+				s := l.deriv(y*dot(wm, x)) * y
+				axpy(s, x, blk[m*f:(m+1)*f:(m+1)*f])
+			}
 		}
-		mu.Lock()
-		sumG += sg
-		sumErr += se
-		sumA += sa
-		mu.Unlock()
-	})
-	gn := gamma(p.fc.n + 2)
-	drift := gn * p.c * sumA
-	bound := p.c*(sumG*(1+gn)+sumErr*(1+gn)) + 0.5*drift*drift
-	return w, bound * (1 + 4*u)
+		for j, v := range blk {
+			acc[j] += v
+		}
+	}
 }
 
 // gamma is Higham's γ_k = k·u/(1 − k·u).
@@ -330,39 +228,33 @@ func gamma(k int) float64 {
 	return ku / (1 - ku)
 }
 
-// shuffled returns a uniformly random permutation of [0, n) drawn with the
-// crypto-backed sampler (solver randomness, not privacy noise).
-func shuffled(n int) []int {
-	perm := make([]int, n)
-	for i := range perm {
-		perm[i] = i
-	}
-	for i := n - 1; i > 0; i-- {
-		j := int(noise.IntN(uint64(i + 1)))
-		perm[i], perm[j] = perm[j], perm[i]
-	}
-	return perm
-}
-
-// epochOrder returns a random offset and a random stride coprime with n.
-func epochOrder(n int) (off, stride int) {
-	if n == 1 {
-		return 0, 1
-	}
-	off = int(noise.IntN(uint64(n)))
-	for {
-		stride = 1 + int(noise.IntN(uint64(n-1)))
-		if gcd(stride, n) == 1 {
-			return off, stride
-		}
-	}
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
+// roundingSlack returns ε_fp, a bound on ‖w̃_{t+1} − G(w̃_t)‖₂ for one
+// iteration of gd.run on one problem, where w̃ are the computed iterates
+// and G is the exact map w ↦ a·w − b·Σ ℓ′(yᵢ⟨w, φᵢ⟩)yᵢφᵢ with the same
+// float64 a, b as real numbers (docs/mechanisms/svm.md §5). Public inputs
+// only: n, F, a, b and the loss constants; κ = 1. wMax is the bound on
+// ‖w̃_t‖ it assumes; Plan checks that ε_fp ≤ b·n·L, which makes wMax valid
+// for every iterate by induction.
+func roundingSlack(n, f int, a, b float64, l loss) (eps, wMax float64) {
+	nf := float64(n)
+	lip, beta := l.lipschitz(), l.smoothness()
+	oneMinusA := (1 - a) * (1 - 2*u)
+	wMax = 2 * b * nf * lip / oneMinusA * (1 + 4*u)
+	gF := gamma(f)
+	// Error of each computed ℓ′(m̃ᵢ)·yᵢ against ℓ′(mᵢ)·yᵢ: the dot product is
+	// within γ_F‖w̃‖‖φᵢ‖ (Higham §3.1), ℓ′ is β_ℓ-Lipschitz, plus the
+	// evaluation of ℓ′ itself.
+	ds := beta*gF*wMax + l.derivErr()
+	sMax := lip + ds
+	// Summation of n vectors sᵢφᵢ (‖φᵢ‖ ≤ 1): every term through at most
+	// depth additions and one product, so the ℓ₂ error is at most
+	// γ_(depth+1)·Σ|sᵢ|‖φᵢ‖ ≤ γ_(depth+1)·n·sMax.
+	depth := blockRows + (n+blockRows-1)/blockRows + 1 + maxWorkers
+	gD := gamma(depth + 1)
+	gradMax := nf * sMax * (1 + gD)
+	// The update fl(fl(a·w) − fl(b·G)) rounds three times: γ₂(|a·w| + |b·G|).
+	eps = gamma(2)*(a*wMax+b*gradMax) + b*(gD*nf*sMax+nf*ds)
+	return eps * (1 + 16*u), wMax
 }
 
 // dot returns ⟨w, x⟩ in float64.
@@ -397,4 +289,17 @@ func axpy(s float64, x []float32, w []float64) {
 	for i := range x {
 		w[i] += s * float64(x[i])
 	}
+}
+
+// contraction returns an upper bound on q = max(a, b·n·β_ℓ − a), the
+// Lipschitz constant of the exact gradient map G (κ = 1), and the matching
+// Σ_{t<T} q^t = (1 − q^T)/(1 − q), both rounded up.
+func contraction(n int, a, b, beta float64, iters int) (q, sum float64) {
+	q = math.Max(a, b*float64(n)*beta*(1+4*u)-a) * (1 + 4*u)
+	if q >= 1 {
+		return q, math.Inf(1)
+	}
+	// (1 − q^T)/(1 − q) = −expm1(T·log q)/(1 − q), increasing in q.
+	sum = -math.Expm1(float64(iters)*math.Log(q)) / (1 - q)
+	return q, sum * (1 + 1e-12)
 }

@@ -1,0 +1,264 @@
+package functions
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism"
+	"github.com/dpsql/dpsql/mechanism/auto"
+)
+
+// trainPlan is a training release planned from public inputs only: what it
+// will charge, its public calibration, and the one function that reads the
+// rows once the budget is reserved.
+type trainPlan struct {
+	fn       string // ledger function name
+	kind     string // model kind
+	spec     trainSpec
+	reqEps   float64
+	reqDelta float64
+	events   []budget.Event
+	params   string             // dp_models params
+	scales   map[string]float64 // public calibration, shown by dry_run
+	choice   string             // how auto chose the kind, if it did
+	train    func() (*mechanism.Model, error)
+}
+
+// planner plans one kind of DP_TRAIN.
+type planner func(e *Env, a trainArgs, delta float64) (*trainPlan, error)
+
+// trainKinds are the kinds DP_TRAIN plans itself; svm, lmgc and lsq are
+// delegated to the papers' functions (dpTrainDelegate).
+var trainKinds = map[string]planner{}
+
+// dpTrain implements DP_TRAIN('<table>', ε [, '<kind>' [, '<options>']]).
+// The kind defaults to auto. Options common to every kind: label=,
+// features=, model=, delta= (default: auto.DefaultDelta of the table's δ
+// budget) and dry_run=1, which answers the plan as JSON without reading a
+// row or charging anything.
+func (e *Env) dpTrain(ctx *sql.Context, args []any) (any, error) {
+	kind := auto.KindAuto
+	if len(args) > 2 && args[2] != nil {
+		k, err := argString(args, 2, "kind")
+		if err != nil {
+			return nil, err
+		}
+		if k = strings.ToLower(strings.TrimSpace(k)); k != "" {
+			kind = k
+		}
+	}
+	a, err := e.parseTrainArgs(ctx, dropArg(args, 2), false)
+	if err != nil {
+		return nil, err
+	}
+	dry, err := takeBool(a.opts, "dry_run")
+	if err != nil {
+		return nil, err
+	}
+	switch kind {
+	case mechanism.KindSVM, mechanism.KindLMGC, mechanism.KindLSQ:
+		if dry {
+			return nil, fmt.Errorf("dry_run is not available for kind %s yet; call DP_%s_TRAIN's documentation in docs/sql.md for its scales", kind, strings.ToUpper(kind))
+		}
+		return e.dpTrainDelegate(ctx, kind, a)
+	}
+	delta, err := e.trainDelta(a)
+	if err != nil {
+		return nil, err
+	}
+	choice := ""
+	if kind == auto.KindAuto {
+		if kind, choice, err = e.autoKind(a, delta); err != nil {
+			return nil, err
+		}
+	}
+	pl, ok := trainKinds[kind]
+	if !ok {
+		return nil, fmt.Errorf("unknown kind %q for DP_TRAIN (want %s)", kind, strings.Join(trainKindNames(), ", "))
+	}
+	p, err := pl(e, a, delta)
+	if err != nil {
+		return nil, err
+	}
+	p.choice = choice
+	if err := a.opts.unknown(); err != nil {
+		return nil, err
+	}
+	if dry {
+		return p.dryRun()
+	}
+	return e.runPlan(ctx, p)
+}
+
+// trainKindNames lists every kind DP_TRAIN accepts.
+func trainKindNames() []string {
+	names := []string{auto.KindAuto, mechanism.KindSVM, mechanism.KindLMGC, mechanism.KindLSQ}
+	for k := range trainKinds {
+		names = append(names, k)
+	}
+	sort.Strings(names[4:])
+	return names
+}
+
+// runPlan reserves the plan's cost, trains and saves the model.
+func (e *Env) runPlan(ctx *sql.Context, p *trainPlan) (any, error) {
+	charged, chargedDelta := eventsCost(p.events)
+	return e.release(ctx, p.spec.ref, p.fn, p.reqEps, p.reqDelta, p.events, func() (any, error) {
+		m, err := p.train()
+		if err != nil {
+			return nil, err
+		}
+		return e.saveModel(ctx, p.spec, m, p.params, charged, chargedDelta, p.reqEps)
+	})
+}
+
+// dryRun describes the plan without reading or charging anything.
+func (p *trainPlan) dryRun() (string, error) {
+	eps, delta := eventsCost(p.events)
+	out := map[string]any{
+		"dry_run": true, "charged": false, "function": p.fn, "kind": p.kind,
+		"model": p.spec.model, "table": p.spec.ref.key, "n": p.spec.n,
+		"label": p.spec.label, "features": p.spec.features,
+		"epsilon": eps, "delta": delta, "requested_epsilon": p.reqEps,
+		"events": eventList(p.events), "calibration": p.scales, "params": p.params,
+	}
+	if p.choice != "" {
+		out["auto"] = p.choice
+	}
+	js, err := json.Marshal(out)
+	if err != nil {
+		return "", fmt.Errorf("encode dry run: %w", err)
+	}
+	return string(js), nil
+}
+
+func eventList(evs []budget.Event) []map[string]any {
+	out := make([]map[string]any, len(evs))
+	for i, ev := range evs {
+		m := map[string]any{"kind": ev.Kind.String(), "epsilon": ev.Epsilon, "delta": ev.Delta}
+		if ev.Kind == budget.Gaussian {
+			m["ratio"] = ev.Ratio
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// trainDelta resolves delta=: an explicit value, or the public default from
+// the table's δ budget (0, i.e. pure ε, when the table has no δ budget).
+func (e *Env) trainDelta(a trainArgs) (float64, error) {
+	if v, ok := a.opts.take("delta"); ok {
+		d, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(d >= 0 && d < 1) {
+			return 0, fmt.Errorf("delta must be a number in [0, 1), got %q", v)
+		}
+		return d, nil
+	}
+	st, err := e.Budget.Status(a.ref.key)
+	if err != nil {
+		return 0, fmt.Errorf("budget of %s: %w", a.ref.key, err)
+	}
+	return auto.DefaultDelta(st.DeltaTotal), nil
+}
+
+// autoKind resolves kind=auto from public quantities: the label column's
+// catalog entry (a declared domain means classification), n, d, K, ε, δ.
+func (e *Env) autoKind(a trainArgs, delta float64) (string, string, error) {
+	t, _ := e.Catalog.Table(a.ref.key)
+	classification := false
+	if lbl, ok := a.opts["label"]; ok {
+		c, err := a.ref.column(lbl)
+		if err != nil {
+			return "", "", err
+		}
+		_, classification = t.Labels[strings.ToLower(c)]
+	} else {
+		classification = len(t.Labels) > 0
+	}
+	n, err := e.Store.RowCount(a.ref.db, a.ref.table)
+	if err != nil {
+		return "", "", fmt.Errorf("row count of %s: %w", a.ref.key, err)
+	}
+	k := 0
+	if classification {
+		for _, dom := range t.Labels {
+			k = max(k, len(dom))
+		}
+	}
+	d := len(t.Bounds)
+	if fs, ok := a.opts.list("features"); ok {
+		d = len(fs)
+		a.opts["features"] = strings.Join(fs, ",")
+	}
+	in := auto.Inputs{Classification: classification, N: int(n), D: d, K: k, Epsilon: a.eps, Delta: delta}
+	kind, why := auto.Choose(in)
+	return kind, why, nil
+}
+
+// takeBool removes a 0/1/true/false option.
+func takeBool(o options, k string) (bool, error) {
+	v, ok := o.take(k)
+	if !ok {
+		return false, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("option %s must be 0 or 1, got %q", k, v)
+}
+
+// dropArg returns args without argument i.
+func dropArg(args []any, i int) []any {
+	if len(args) <= i {
+		return args
+	}
+	out := append([]any(nil), args[:i]...)
+	return append(out, args[i+1:]...)
+}
+
+// dpTrainDelegate runs the papers' mechanisms through their own functions:
+// DP_TRAIN(t, ε, 'svm', 'kernel=rbf; …') is DP_SVM_TRAIN(t, ε, 'rbf', '…'),
+// DP_TRAIN(t, ε, 'lsq', 'kernel=…') is DP_LSQ(t, ε, '…', '…'), and
+// DP_TRAIN(t, ε, 'lmgc', '…') is DP_LMGC_TRAIN(t, ε, '…').
+func (e *Env) dpTrainDelegate(ctx *sql.Context, kind string, a trainArgs) (any, error) {
+	table := a.ref.key
+	switch kind {
+	case mechanism.KindLMGC:
+		return e.dpLMGCTrain(ctx, []any{table, a.eps, a.opts.String()})
+	case mechanism.KindSVM:
+		k, _ := a.opts.take("kernel")
+		if k == "" {
+			k = "linear"
+		}
+		return e.dpSVMTrain(ctx, []any{table, a.eps, k, a.opts.String()})
+	default:
+		k, _ := a.opts.take("kernel")
+		if k == "" {
+			k = "linear"
+		}
+		return e.dpLSQ(ctx, []any{table, a.eps, k, a.opts.String()})
+	}
+}
+
+// String renders options back as 'k=v; k=v' (sorted keys).
+func (o options) String() string {
+	keys := make([]string, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + o[k]
+	}
+	return strings.Join(parts, "; ")
+}

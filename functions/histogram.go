@@ -1,0 +1,192 @@
+package functions
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/dpsql/dpsql/mechanism"
+	"github.com/dpsql/dpsql/mechanism/agg"
+)
+
+// Histogram is the JSON released by DP_HISTOGRAM.
+type Histogram struct {
+	Table   string         `json:"table"`
+	Column  string         `json:"column"`
+	Epsilon float64        `json:"epsilon"`
+	Scale   float64        `json:"laplace_scale"`
+	N       int64          `json:"n"`
+	Bins    []HistogramBin `json:"bins"`
+	Note    string         `json:"note,omitempty"`
+}
+
+// HistogramBin is one bin: a domain value, or the interval [Lo, Hi).
+type HistogramBin struct {
+	Label string   `json:"label"`
+	Lo    *float64 `json:"lo,omitempty"`
+	Hi    *float64 `json:"hi,omitempty"`
+	Count float64  `json:"count"`
+}
+
+// dpHistogram implements DP_HISTOGRAM('<table>', '<column>', ε [, '<options>']).
+// Bins come from public information only: the column's declared domain
+// (dp_labels), or bins over its declared bounds (options bins=K, equal width,
+// or edges=e0,e1,…,eK inside the bounds). It is a grouped COUNT(*) with a
+// public domain (mechanism/agg): a row moving between bins changes two
+// counts, ℓ₁ sensitivity 2, Laplace scale 2/ε.
+func (e *Env) dpHistogram(ctx *sql.Context, args []any) (any, error) {
+	name, err := argString(args, 0, "table")
+	if err != nil {
+		return nil, err
+	}
+	colArg, err := argString(args, 1, "column")
+	if err != nil {
+		return nil, err
+	}
+	eps, err := argEpsilon(args, 2)
+	if err != nil {
+		return nil, err
+	}
+	opts := options{}
+	if len(args) > 3 {
+		s, err := argString(args, 3, "options")
+		if err != nil {
+			return nil, err
+		}
+		if opts, err = parseOptions(s); err != nil {
+			return nil, err
+		}
+	}
+	ref, err := e.protectedTable(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	col, err := ref.column(colArg)
+	if err != nil {
+		return nil, err
+	}
+	h := &Histogram{Table: ref.key, Column: col, Epsilon: eps}
+	// Public bins: the declared domain, or intervals over the bounds.
+	var binOf func(v any) int
+	t, _ := e.Catalog.Table(ref.key)
+	kBins, err := opts.positiveInt("bins")
+	if err != nil {
+		return nil, err
+	}
+	edges, hasEdges := opts.list("edges")
+	if err := opts.unknown(); err != nil {
+		return nil, err
+	}
+	dom, hasDomain := t.Labels[strings.ToLower(col)]
+	switch {
+	case hasDomain && kBins == 0 && !hasEdges:
+		index := map[string]int{}
+		for i, v := range dom {
+			index[v] = i
+			h.Bins = append(h.Bins, HistogramBin{Label: v})
+		}
+		binOf = func(v any) int {
+			if v == nil {
+				return -1
+			}
+			if i, ok := index[LabelString(v)]; ok {
+				return i
+			}
+			return -1
+		}
+	default:
+		b, ok := e.Catalog.Bounds(ref.key, col)
+		if !ok {
+			return nil, fmt.Errorf("column %s of %s has neither a declared domain (dp_labels) nor bounds (dp_bounds): histogram bins must be public", col, ref.key)
+		}
+		var cuts []float64
+		switch {
+		case hasEdges && kBins > 0:
+			return nil, fmt.Errorf("give either bins=K or edges=…, not both")
+		case hasEdges:
+			for _, s := range edges {
+				f, err := strconv.ParseFloat(s, 64)
+				if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+					return nil, fmt.Errorf("edge %q is not a finite number", s)
+				}
+				cuts = append(cuts, f)
+			}
+			if len(cuts) < 2 || !sort.Float64sAreSorted(cuts) {
+				return nil, fmt.Errorf("edges must be at least two increasing numbers")
+			}
+			for i := 1; i < len(cuts); i++ {
+				if !(cuts[i] > cuts[i-1]) {
+					return nil, fmt.Errorf("edges must be strictly increasing")
+				}
+			}
+		default:
+			if kBins == 0 {
+				kBins = 10
+			}
+			if kBins > agg.MaxGroups {
+				return nil, fmt.Errorf("bins=%d exceeds %d", kBins, agg.MaxGroups)
+			}
+			for i := 0; i <= kBins; i++ {
+				cuts = append(cuts, b.Lo+(b.Hi-b.Lo)*float64(i)/float64(kBins))
+			}
+		}
+		h.Note = fmt.Sprintf("values are clipped to the declared bounds [%v, %v] first; NULL is left out", b.Lo, b.Hi)
+		for i := 0; i+1 < len(cuts); i++ {
+			lo, hi := cuts[i], cuts[i+1]
+			h.Bins = append(h.Bins, HistogramBin{Label: fmt.Sprintf("[%g, %g)", lo, hi), Lo: &lo, Hi: &hi})
+		}
+		binOf = func(v any) int {
+			f, ok := floatOf(v)
+			if !ok || math.IsNaN(f) {
+				return -1
+			}
+			f = mechanism.Clip(f, b.Lo, b.Hi)
+			// The bin whose [lo, hi) holds f; the top edge goes in the last
+			// bin; values outside the edges are left out.
+			k := len(cuts) - 1
+			switch {
+			case f < cuts[0] || f > cuts[k]:
+				return -1
+			case f == cuts[k]:
+				return k - 1
+			}
+			i := sort.SearchFloat64s(cuts, f)
+			if cuts[i] == f {
+				return i
+			}
+			return i - 1
+		}
+	}
+	p, err := agg.New(agg.Spec{Groups: len(h.Bins), Count: true, Epsilon: eps})
+	if err != nil {
+		return nil, err
+	}
+	h.Scale = p.CountScale()
+	return e.release(ctx, ref, "DP_HISTOGRAM", eps, 0, p.Events(), func() (any, error) {
+		acc := p.Accumulator()
+		if _, err := e.Store.ScanValues(ref.db, ref.table, []string{col}, func(row []any) error {
+			acc.Row(binOf(row[0]), nil)
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("scan %s: %w", ref.key, err)
+		}
+		r, err := acc.Release()
+		if err != nil {
+			return nil, err
+		}
+		h.N = acc.N()
+		for i := range h.Bins {
+			h.Bins[i].Count = r.Count[i]
+		}
+		buf, err := json.Marshal(h)
+		if err != nil {
+			return nil, err
+		}
+		return string(buf), nil
+	})
+}

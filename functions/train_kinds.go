@@ -1,0 +1,145 @@
+package functions
+
+import (
+	"fmt"
+
+	"github.com/dpsql/dpsql/mechanism"
+	"github.com/dpsql/dpsql/mechanism/gauss"
+	"github.com/dpsql/dpsql/mechanism/linreg"
+	"github.com/dpsql/dpsql/mechanism/logreg"
+)
+
+// The kinds DP_TRAIN plans itself (docs/sql.md, "DP_TRAIN").
+func init() {
+	for _, k := range []string{mechanism.KindLDA, mechanism.KindQDA, mechanism.KindGNB} {
+		trainKinds[k] = planGauss(k)
+	}
+	trainKinds[mechanism.KindLinReg] = planLinReg
+	trainKinds[mechanism.KindLogReg] = planLogReg
+}
+
+// classificationData reads the rows of a classification plan, re-planning
+// on the n actually read when owners wrote since planning (n is public; the
+// charge is the same ε, δ).
+func (e *Env) classificationData(s *trainSpec) ([][]float64, []int, error) {
+	X, y, err := e.loadClassification(*s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", s.ref.key, err)
+	}
+	s.n = int64(len(X))
+	return X, y, nil
+}
+
+func planGauss(kind string) planner {
+	return func(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
+		s, err := e.spec(a.ref, a.opts, true)
+		if err != nil {
+			return nil, err
+		}
+		cfg := gauss.Config{Kind: kind, Epsilon: a.eps, Delta: delta}
+		if cfg.MomentShare, err = a.opts.positive("moment_share"); err != nil {
+			return nil, err
+		}
+		if s.model, err = e.modelName(a.opts, kind, a.ref); err != nil {
+			return nil, err
+		}
+		cfg.N, cfg.Features, cfg.Lo, cfg.Hi, cfg.Label, cfg.Classes = int(s.n), s.features, s.lo, s.hi, s.label, s.classes
+		tr, err := gauss.Plan(cfg)
+		if err != nil {
+			return nil, err
+		}
+		c := tr.Config()
+		cs, ss, ms := tr.Shares()
+		p := &trainPlan{fn: "DP_TRAIN", kind: kind, spec: s, reqEps: a.eps, reqDelta: delta, events: tr.Events(),
+			params: paramString("kind", kind, "delta", delta, "moment_share", c.MomentShare, "label", s.label, "features", s.features),
+			scales: map[string]float64{"sensitivity": tr.Sensitivity(), "scale": tr.Scale(), "count_share": cs, "sum_share": ss, "moment_share": ms}}
+		p.train = func() (*mechanism.Model, error) {
+			X, y, err := e.classificationData(&p.spec)
+			if err != nil {
+				return nil, err
+			}
+			if len(X) != cfg.N {
+				cfg.N = len(X)
+				if tr, err = gauss.Plan(cfg); err != nil {
+					return nil, err
+				}
+			}
+			return tr.Train(X, y)
+		}
+		return p, nil
+	}
+}
+
+func planLinReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
+	s, err := e.spec(a.ref, a.opts, false)
+	if err != nil {
+		return nil, err
+	}
+	if s.model, err = e.modelName(a.opts, mechanism.KindLinReg, a.ref); err != nil {
+		return nil, err
+	}
+	cfg := linreg.Config{Epsilon: a.eps, Delta: delta, N: int(s.n), Features: s.features, Lo: s.lo, Hi: s.hi,
+		Label: s.label, LabelLo: s.labelLo, LabelHi: s.labelHi}
+	tr, err := linreg.Plan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &trainPlan{fn: "DP_TRAIN", kind: mechanism.KindLinReg, spec: s, reqEps: a.eps, reqDelta: delta, events: tr.Events(),
+		params: paramString("kind", mechanism.KindLinReg, "delta", delta, "label", s.label, "features", s.features),
+		scales: tr.Params()}
+	p.train = func() (*mechanism.Model, error) {
+		X, y, err := e.loadRegression(p.spec)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", p.spec.ref.key, err)
+		}
+		p.spec.n = int64(len(X))
+		if len(X) != cfg.N {
+			cfg.N = len(X)
+			if tr, err = linreg.Plan(cfg); err != nil {
+				return nil, err
+			}
+		}
+		return tr.Train(X, y)
+	}
+	return p, nil
+}
+
+func planLogReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
+	s, err := e.spec(a.ref, a.opts, true)
+	if err != nil {
+		return nil, err
+	}
+	cfg := logreg.Config{Epsilon: a.eps, Delta: delta, Stop: stopOf(a.ref.ctx)}
+	if cfg.Steps, err = a.opts.positiveInt("steps"); err != nil {
+		return nil, err
+	}
+	if cfg.Horizon, err = a.opts.positive("horizon"); err != nil {
+		return nil, err
+	}
+	if s.model, err = e.modelName(a.opts, mechanism.KindLogReg, a.ref); err != nil {
+		return nil, err
+	}
+	cfg.N, cfg.Features, cfg.Lo, cfg.Hi, cfg.Label, cfg.Classes = int(s.n), s.features, s.lo, s.hi, s.label, s.classes
+	tr, err := logreg.Plan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c := tr.Config()
+	p := &trainPlan{fn: "DP_TRAIN", kind: mechanism.KindLogReg, spec: s, reqEps: a.eps, reqDelta: delta, events: tr.Events(),
+		params: paramString("kind", mechanism.KindLogReg, "delta", delta, "steps", c.Steps, "horizon", c.Horizon, "label", s.label, "features", s.features),
+		scales: tr.Params()}
+	p.train = func() (*mechanism.Model, error) {
+		X, y, err := e.classificationData(&p.spec)
+		if err != nil {
+			return nil, err
+		}
+		if len(X) != cfg.N {
+			cfg.N = len(X)
+			if tr, err = logreg.Plan(cfg); err != nil {
+				return nil, err
+			}
+		}
+		return tr.Train(X, y)
+	}
+	return p, nil
+}

@@ -1,0 +1,150 @@
+package linreg
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// dataset is a raw regression table.
+type dataset struct {
+	x [][]float64
+	y []float64
+}
+
+// synthConfig returns a Config for d features with public bounds [−1, 1]
+// and label bounds [−1, 1] (the synthetic model's declared domain).
+func synthConfig(d, n int, eps, delta float64) Config {
+	names := make([]string, d)
+	lo, hi := make([]float64, d), make([]float64, d)
+	for j := range names {
+		names[j] = fmt.Sprintf("x%d", j+1)
+		lo[j], hi[j] = -1, 1
+	}
+	return Config{Epsilon: eps, Delta: delta, N: n, Features: names, Lo: lo, Hi: hi, Label: "y", LabelLo: -1, LabelHi: 1}
+}
+
+// synthBeta returns d coefficients plus an intercept with ‖β‖₁ + |β₀| = 0.8,
+// so the noise-free model maps the whole box into [−0.8, 0.8].
+func synthBeta(rng *rand.Rand, d int) []float64 {
+	b := make([]float64, d+1)
+	var s float64
+	for j := range b {
+		b[j] = rng.NormFloat64()
+		s += math.Abs(b[j])
+	}
+	for j := range b {
+		b[j] *= 0.8 / s
+	}
+	return b
+}
+
+// synthLinear draws n rows z ~ U[−1, 1]^d, y = βᵀz + β₀ + N(0, noise²) (the
+// synthetic model of mechanism/lsq's results, for comparability).
+func synthLinear(rng *rand.Rand, beta []float64, n int, noise float64) dataset {
+	d := len(beta) - 1
+	ds := dataset{x: make([][]float64, n), y: make([]float64, n)}
+	for i := range ds.x {
+		row := make([]float64, d)
+		v := beta[d]
+		for j := range row {
+			row[j] = 2*rng.Float64() - 1
+			v += beta[j] * row[j]
+		}
+		ds.x[i] = row
+		ds.y[i] = v + noise*rng.NormFloat64()
+	}
+	return ds
+}
+
+// loadCSV reads a testdata CSV (header row, last column the target).
+func loadCSV(t testing.TB, name string) dataset {
+	t.Helper()
+	f, err := os.Open("../../testdata/" + name)
+	if err != nil {
+		t.Fatalf("open %s: %v", name, err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("read %s: %v", name, err)
+	}
+	d := len(recs[0]) - 1
+	var ds dataset
+	for _, r := range recs[1:] {
+		row := make([]float64, d)
+		for j := range row {
+			if row[j], err = strconv.ParseFloat(r[j], 64); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
+		v, err := strconv.ParseFloat(r[d], 64)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		ds.x = append(ds.x, row)
+		ds.y = append(ds.y, v)
+	}
+	return ds
+}
+
+// diabetesConfig states the public bounds ASSUMED for diabetes.csv: the
+// documented domains of testdata/demo_catalog.json (age 0–100, sex 1–2,
+// bmi 10–50, bp 40–140, s1 50–350, s2 20–300, s3 10–110, s4 1–10,
+// s5 3–7, s6 40–140; progression 25–346). Never computed from the rows.
+func diabetesConfig(n int, eps, delta float64) Config {
+	return Config{
+		Epsilon: eps, Delta: delta, N: n,
+		Features: []string{"age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6"},
+		Lo:       []float64{0, 1, 10, 40, 50, 20, 10, 1, 3, 40},
+		Hi:       []float64{100, 2, 50, 140, 350, 300, 110, 10, 7, 140},
+		Label:    "progression", LabelLo: 25, LabelHi: 346,
+	}
+}
+
+// split returns a random train/test partition with nTrain training rows.
+func split(rng *rand.Rand, ds dataset, nTrain int) (train, test dataset) {
+	p := rng.Perm(len(ds.x))
+	for i, k := range p {
+		if i < nTrain {
+			train.x, train.y = append(train.x, ds.x[k]), append(train.y, ds.y[k])
+		} else {
+			test.x, test.y = append(test.x, ds.x[k]), append(test.y, ds.y[k])
+		}
+	}
+	return train, test
+}
+
+// rmse is the root mean squared error of predict on ds, in label units.
+func rmse(ds dataset, predict func([]float64) float64) float64 {
+	var s float64
+	for i, x := range ds.x {
+		e := predict(x) - ds.y[i]
+		s += e * e
+	}
+	return math.Sqrt(s / float64(len(ds.x)))
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func meanSD(v []float64) (float64, float64) {
+	m := mean(v)
+	var s float64
+	for _, x := range v {
+		s += (x - m) * (x - m)
+	}
+	if len(v) < 2 {
+		return m, 0
+	}
+	return m, math.Sqrt(s / float64(len(v)-1))
+}

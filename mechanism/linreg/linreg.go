@@ -1,0 +1,295 @@
+package linreg
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"runtime"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism"
+	"github.com/dpsql/dpsql/noise"
+)
+
+// Config describes one private linear regression. Every field is public: it
+// comes from the SQL call or the catalog, never from the rows.
+type Config struct {
+	Epsilon float64 // ε > 0
+	// Delta is δ: 0 gives pure ε (Laplace releases), δ ∈ (0, 1) the
+	// discrete Gaussian releases calibrated jointly.
+	Delta float64
+	N     int // public row count n ≥ 1
+	// Features names the feature columns; Lo and Hi are their public
+	// catalog bounds, in the same order. Label and [LabelLo, LabelHi]
+	// describe the regression target.
+	Features         []string
+	Lo, Hi           []float64
+	Label            string
+	LabelLo, LabelHi float64
+}
+
+// Trainer is a validated plan: every noise scale and the privacy cost,
+// computed from public values only. Plan builds it, Train consumes it.
+type Trainer struct {
+	cfg     Config
+	scaler  mechanism.Scaler
+	prep    mechanism.Prepared
+	f       int
+	workers int // fixed at plan time: it enters the rounding bound
+	gauss   *gaussPlan
+	lap     *laplacePlan
+	// noiseNorm is E, the (1 − ρ)-probability bound on ‖noise of XᵀX̂‖₂;
+	// margin is the one-sided (1 − ρ) bound on the λ-statistic's noise.
+	noiseNorm, margin float64
+	floor             float64 // FloorFactor (tests vary it)
+	events            []budget.Event
+	params            map[string]float64
+}
+
+// ErrRowCountChanged reports a scan whose row count differs from the plan.
+var ErrRowCountChanged = errors.New("row count changed")
+
+// Plan validates cfg and calibrates the release. Its errors depend only on
+// cfg.
+func Plan(cfg Config) (*Trainer, error) {
+	if !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0) {
+		return nil, fmt.Errorf("linreg: epsilon must be positive and finite, got %v", cfg.Epsilon)
+	}
+	if !(cfg.Delta >= 0 && cfg.Delta < 1) {
+		return nil, fmt.Errorf("linreg: delta must be in [0, 1), got %v", cfg.Delta)
+	}
+	if cfg.N < 1 {
+		return nil, fmt.Errorf("linreg: row count n must be at least 1, got %d", cfg.N)
+	}
+	d := len(cfg.Features)
+	if d == 0 {
+		return nil, fmt.Errorf("linreg: no feature columns")
+	}
+	if d > MaxFeatures {
+		return nil, fmt.Errorf("linreg: %d features exceed the limit of %d", d, MaxFeatures)
+	}
+	if len(cfg.Lo) != d || len(cfg.Hi) != d {
+		return nil, fmt.Errorf("linreg: %d features need %d lower and upper bounds, got %d and %d (every feature needs declared bounds)", d, d, len(cfg.Lo), len(cfg.Hi))
+	}
+	if math.IsNaN(cfg.LabelLo) || math.IsNaN(cfg.LabelHi) || math.IsInf(cfg.LabelLo, 0) || math.IsInf(cfg.LabelHi, 0) || !(cfg.LabelLo < cfg.LabelHi) {
+		return nil, fmt.Errorf("linreg: label bounds must be finite with lower < upper, got [%v, %v]", cfg.LabelLo, cfg.LabelHi)
+	}
+	scaler, err := mechanism.NewScaler(cfg.Lo, cfg.Hi, true)
+	if err != nil {
+		return nil, fmt.Errorf("linreg: %w", err)
+	}
+	cfg.Features = append([]string(nil), cfg.Features...)
+	cfg.Lo = append([]float64(nil), cfg.Lo...)
+	cfg.Hi = append([]float64(nil), cfg.Hi...)
+	t := &Trainer{cfg: cfg, scaler: scaler, prep: scaler.Prepare(), f: scaler.Dim(), workers: max(runtime.GOMAXPROCS(0), 1), floor: FloorFactor}
+	f := float64(t.f)
+	tail := math.Sqrt(2 * math.Log(1/Failure))
+	t.params = map[string]float64{"epsilon": cfg.Epsilon, "delta": cfg.Delta, "n": float64(cfg.N), "features": f}
+	if cfg.Delta > 0 {
+		g, err := planGaussian(cfg.Epsilon, cfg.Delta, cfg.N, t.f, t.workers, Kappa)
+		if err != nil {
+			return nil, fmt.Errorf("linreg: %w", err)
+		}
+		t.gauss = &g
+		// Off-diagonal noise σ_A/√2, diagonal σ_A: the Wigner edge
+		// 2·(σ_A/√2)·√F plus the Lipschitz tail σ_A·√(2 ln 1/ρ).
+		t.noiseNorm = g.sigmaA * (math.Sqrt(2*f) + tail)
+		t.margin = g.sigmaL * normalQuantile(1-Failure)
+		t.events = []budget.Event{g.event(cfg.Epsilon, cfg.Delta)}
+		t.params["sigma_xx"], t.params["sigma_xy"], t.params["sigma_lambda"] = g.sigmaA, g.sigmaC, g.sigmaL
+		t.params["gaussian_ratio"] = g.ratio
+	} else {
+		l, err := planLaplace(cfg.Epsilon, cfg.N, t.f, t.workers)
+		if err != nil {
+			return nil, fmt.Errorf("linreg: %w", err)
+		}
+		t.lap = &l
+		// Every entry Laplace(b_A), standard deviation √2·b_A: the same
+		// rule as the Gaussian case with σ_A replaced by b_A.
+		t.noiseNorm = l.scaleA * (math.Sqrt(2*f) + tail)
+		t.margin = l.scaleL * math.Log(1/(2*Failure))
+		t.events = l.events()
+		t.params["laplace_xx"], t.params["laplace_xy"], t.params["laplace_lambda"] = l.scaleA, l.scaleC, l.scaleL
+		t.params["l1_sensitivity_xx"], t.params["l1_sensitivity_xy"] = l.sensA, l.sensC
+	}
+	t.params["noise_norm"] = t.noiseNorm
+	return t, nil
+}
+
+// Config returns (a copy of) the configuration.
+func (t *Trainer) Config() Config {
+	c := t.cfg
+	c.Features = append([]string(nil), c.Features...)
+	c.Lo = append([]float64(nil), c.Lo...)
+	c.Hi = append([]float64(nil), c.Hi...)
+	return c
+}
+
+// Events returns the privacy cost to reserve before Train: one Gaussian
+// event of joint ratio R (δ > 0), or three Laplace events (δ = 0) whose ε
+// add up to cfg.Epsilon.
+func (t *Trainer) Events() []budget.Event { return append([]budget.Event(nil), t.events...) }
+
+// Params returns the public planning values recorded in the model.
+func (t *Trainer) Params() map[string]float64 { return maps.Clone(t.params) }
+
+// checkRows verifies the public shape of the input.
+func (t *Trainer) checkRows(X [][]float64, y []float64) error {
+	if len(X) != t.cfg.N || len(y) != t.cfg.N {
+		return fmt.Errorf("linreg: got %d rows and %d labels, the plan is for n = %d", len(X), len(y), t.cfg.N)
+	}
+	d := len(t.cfg.Features)
+	for _, r := range X {
+		if len(r) != d {
+			return fmt.Errorf("linreg: a row has %d values, want %d features", len(r), d)
+		}
+	}
+	return nil
+}
+
+// Train makes one pass over the rows (raw feature values in cfg.Features
+// order, NaN for NULL; raw labels, NaN for NULL), adds the planned noise
+// and returns the released model. Its only errors are shape errors of the
+// caller (len(X) ≠ N, wrong row width), which reveal nothing about values.
+func (t *Trainer) Train(X [][]float64, y []float64) (*mechanism.Model, error) {
+	if err := t.checkRows(X, y); err != nil {
+		return nil, err
+	}
+	return t.release(t.stats(X, y))
+}
+
+// TrainStream is Train for rows read straight from storage: scan calls emit
+// once per row with the d feature values followed by the raw label. If the
+// scan yields another number of rows than planned (owners wrote meanwhile)
+// it returns ErrRowCountChanged and the caller re-plans with the n it reads
+// (public).
+func (t *Trainer) TrainStream(scan func(emit func(row []float64) error) error) (*mechanism.Model, error) {
+	st, err := streamStats(len(t.cfg.Features), t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, scan)
+	if err != nil {
+		return nil, fmt.Errorf("linreg: %w", err)
+	}
+	if st.n != t.cfg.N {
+		return nil, fmt.Errorf("linreg: %w: read %d rows, planned for n = %d", ErrRowCountChanged, st.n, t.cfg.N)
+	}
+	return t.release(st)
+}
+
+func (t *Trainer) stats(X [][]float64, y []float64) stats {
+	return sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers)
+}
+
+// interceptEntry is the public value of A_FF = Σᵢ x_iF² = n·fl(1/√F)².
+func (t *Trainer) interceptEntry() float64 {
+	inv := 1 / math.Sqrt(float64(t.f))
+	return float64(t.cfg.N) * inv * inv
+}
+
+// noisy holds the three released statistics.
+type noisy struct {
+	va   []float64     // the released vector of XᵀX (packA layout)
+	a    *mat.SymDense // XᵀX̂ unpacked (intercept entry public)
+	c    []float64     // Xᵀŷ
+	dirs [][]float64   // the directions of the λ-statistic (from a)
+	q    float64       // λ-statistic (min Rayleigh quotient) + noise
+}
+
+// addNoise performs the three releases on the computed statistics. The
+// λ-statistic is measured along directions computed from the released
+// XᵀX̂ (adaptive composition).
+func (t *Trainer) addNoise(st stats) (noisy, error) {
+	scaled := t.gauss != nil
+	va := packA(st.a, t.f, scaled)
+	c := append([]float64(nil), st.c...)
+	var err error
+	if t.gauss != nil {
+		if err = noise.AddGaussianVec(va, t.gauss.sigmaA); err == nil {
+			err = noise.AddGaussianVec(c, t.gauss.sigmaC)
+		}
+	} else {
+		if err = noise.AddLaplaceVec(va, t.lap.scaleA); err == nil {
+			err = noise.AddLaplaceVec(c, t.lap.scaleC)
+		}
+	}
+	if err != nil {
+		return noisy{}, fmt.Errorf("linreg: adding noise: %w", err)
+	}
+	a := unpackA(va, t.f, scaled, t.interceptEntry())
+	dirs := directions(a)
+	q := rayleighMin(st.a, t.f, dirs)
+	if t.gauss != nil {
+		q, err = noise.AddGaussian(q, t.gauss.sigmaL)
+	} else {
+		q, err = noise.AddLaplace(q, t.lap.scaleL)
+	}
+	if err != nil {
+		return noisy{}, fmt.Errorf("linreg: adding noise: %w", err)
+	}
+	return noisy{va: va, a: a, c: c, dirs: dirs, q: q}, nil
+}
+
+// ridge is AdaSSP's λ = max(0, E − λ̃_min) with λ̃_min = max(0, q̃ − margin).
+func (t *Trainer) ridge(q float64) float64 {
+	lmin := math.Max(0, q-t.margin)
+	return math.Max(0, t.noiseNorm-lmin)
+}
+
+// estimate is the post-processing of the released statistics: θ solves
+// (XᵀX̂ + λI)θ = Xᵀŷ with every eigenvalue raised to FloorFactor·E.
+func (t *Trainer) estimate(r noisy) ([]float64, float64) {
+	lambda := t.ridge(r.q)
+	m := mat.NewSymDense(t.f, nil)
+	m.CopySym(r.a)
+	for j := 0; j < t.f; j++ {
+		m.SetSym(j, j, m.At(j, j)+lambda)
+	}
+	return solveFloor(m, r.c, t.floor*t.noiseNorm), lambda
+}
+
+// release adds the noise and solves. The noise package fails only on
+// invalid scales (excluded by Plan) or non-finite inputs (the statistics
+// of clamped rows are finite).
+func (t *Trainer) release(st stats) (*mechanism.Model, error) {
+	r, err := t.addNoise(st)
+	if err != nil {
+		return nil, err
+	}
+	theta, lambda := t.estimate(r)
+	params := t.Params()
+	params["lambda"] = lambda // a post-processing of the released λ-statistic
+	return &mechanism.Model{
+		Kind:     mechanism.KindLinReg,
+		Kernel:   "linear",
+		Label:    t.cfg.Label,
+		Features: append([]string(nil), t.cfg.Features...),
+		LabelLo:  t.cfg.LabelLo,
+		LabelHi:  t.cfg.LabelHi,
+		Scaler:   t.scaler,
+		Weights:  [][]float64{theta},
+		Params:   params,
+	}, nil
+}
+
+// fitExact returns the noise-free ridge solution (XᵀX + ridge·I)⁻¹Xᵀy on
+// the same scaled rows (ridge = 0: least squares), the non-private
+// reference of tests and results. It is unexported so that no SQL path can
+// reach it.
+func (t *Trainer) fitExact(X [][]float64, y []float64, ridge float64) ([]float64, error) {
+	if err := t.checkRows(X, y); err != nil {
+		return nil, err
+	}
+	st := t.stats(X, y)
+	m := mat.NewSymDense(t.f, nil)
+	for j := 0; j < t.f; j++ {
+		for k := j; k < t.f; k++ {
+			m.SetSym(j, k, st.a[j*t.f+k])
+		}
+		m.SetSym(j, j, m.At(j, j)+ridge)
+	}
+	return solveFloor(m, st.c, 1e-12*float64(t.cfg.N)/float64(t.f)), nil
+}
+
+// normalQuantile returns Φ⁻¹(p) for p ∈ (0, 1).
+func normalQuantile(p float64) float64 { return -math.Sqrt2 * math.Erfcinv(2*p) }

@@ -1,0 +1,199 @@
+package logreg
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism"
+	"github.com/dpsql/dpsql/noise"
+)
+
+// Defaults and limits: public constants (docs/mechanisms/logreg.md §5),
+// chosen on synthetic data and TRAINING splits only.
+const (
+	// DefaultSteps is T for δ > 0: the number of noisy gradient steps.
+	DefaultSteps = 100
+	// DefaultStepsPure is T for δ = 0. Laplace noise composes linearly in
+	// T, and one step was best on every tuning set: θ₁ = −(η/n)·Ĝ(0), the
+	// noisy class-centroid direction (argmax and sign do not depend on η).
+	DefaultStepsPure = 1
+	// HorizonScale is c in the default horizon τ = c·n·R/(L_C·√(K′F)), the
+	// noise-dominated optimum ‖θ*‖·R·n/(2L_C√(K′F)) of the averaged-iterate
+	// bound with the public prior ‖θ*‖ = 2c.
+	HorizonScale = 15.0
+	// ClipFraction sets the default per-row clipping bound C = ClipFraction·L
+	// on ‖∇ℓ(θ; x, y)‖₂ (L = √2 multinomial, 1 binary).
+	ClipFraction = 0.25
+	// MinHorizon and MaxStepSize clamp the default τ to [1, MaxStepSize·T]:
+	// beyond a step of a few hundred, plain GD on these losses oscillates
+	// even without noise (synthetic n = 10⁵, K = 20: accuracy 0.47 at
+	// τ = 10⁴–3·10⁴, 0.42 at 5·10⁵ with or without noise).
+	MinHorizon  = 1.0
+	MaxStepSize = 200.0
+	// MaxSteps bounds T.
+	MaxSteps = 10000
+	// MaxClasses bounds the label domain.
+	MaxClasses = 1000
+	// MaxFeatures bounds d.
+	MaxFeatures = 10000
+	// MaxEntries bounds n·F, the size of the scaled feature cache.
+	MaxEntries = 1 << 27
+	// MaxWork bounds T·n·K′·F, the multiply-adds of training (about a
+	// minute on one core at the limit).
+	MaxWork = 1e11
+	// chunkRows is the number of rows per gradient block; it enters the
+	// rounding bound, so it is a constant.
+	chunkRows = 4096
+)
+
+// unitRoundoff is u = 2⁻⁵³ for float64.
+const unitRoundoff = 0x1p-53
+
+// gamma is Higham's γ_k = k·u/(1 − k·u).
+func gamma(k float64) float64 {
+	ku := k * unitRoundoff
+	return ku / (1 - ku)
+}
+
+// kappaHat bounds the computed ‖x‖₂ of a scaled row (mechanism.Prepared
+// clamps to [−1, 1] and multiplies by fl(1/fl(√F)): each coordinate is at
+// most (1 + u)³/√F, so ‖x‖₂ ≤ 1 + 4u and ‖x‖₁ ≤ √F(1 + 4u)).
+const kappaHat = 1 + 0x1p-50
+
+// sensitivity returns the ℓ₂ and ℓ₁ sensitivities of one computed gradient
+// sum G(θ) = Σᵢ sᵢ·r̂ᵢ ⊗ xᵢ under replace-one neighbours, for a fixed θ, and
+// the effective per-row bound L_C = min(L, C).
+//
+// Exact arithmetic: for softmax (K′ = K ≥ 3 vectors) rᵢ = pᵢ − e_{yᵢ} with
+// ‖r‖₂ ≤ √2 and ‖r‖₁ ≤ 2; for binary logistic (K′ = 1) r = σ(s) − y ∈
+// [−1, 1]. Each row's term is clipped, sᵢ = min(1, C/(‖rᵢ‖‖xᵢ‖)), so its ℓ₂
+// norm is at most min(L, C) and its ℓ₁ norm ‖r‖₁‖x‖₁·s is at most
+// min(r₁√F, C√(K′F)) (‖r‖₁ ≤ √K′‖r‖₂, ‖x‖₁ ≤ √F‖x‖₂). The replaced row moves
+// G by at most twice the row bound.
+//
+// Floating point: the computed residuals satisfy the unclipped bounds up
+// to 1 + γ_{K+4} (softmax weights are non-negative and sum to at most
+// 1 + γ_{K+2}); the computed norms err by γ_{K′+2} and γ_{F+2}, the scale
+// and the product by a few more roundings, so a clipped row has norm at
+// most C(1 + γ_{K′+F+10}). The computed sum differs from the exact sum of
+// the computed terms by at most γ_m·Σᵢ‖termᵢ‖ ≤ γ_m·n·(row bound) in ℓ₂
+// (and in ℓ₁), m = chunkRows + ⌈n/chunkRows⌉ + 2 the longest chain of
+// additions (a block matrix product, then the blocks in order). Both
+// tables' errors are added.
+func sensitivity(n, f, kPrime int, binary bool, clip float64) (l2, l1, lipC float64) {
+	lip, r1 := math.Sqrt2, 2.0
+	if binary {
+		lip, r1 = 1, 1
+	}
+	fv, kv := float64(f), float64(kPrime)
+	grow := (1 + gamma(kv+4)) * kappaHat
+	cgrow := 1 + gamma(kv+fv+10)
+	l2Row := math.Min(lip*grow, clip*cgrow)
+	l1Row := math.Min(r1*math.Sqrt(fv)*grow, clip*math.Sqrt(kv*fv)*cgrow)
+	m := float64(chunkRows) + math.Ceil(float64(n)/chunkRows) + 2
+	g := gamma(m)
+	l2 = 2*l2Row + 2*g*float64(n)*l2Row
+	l1 = 2*l1Row + 2*g*float64(n)*l1Row
+	return l2, l1, math.Min(lip, clip)
+}
+
+// plan is the calibrated release: T steps of noise σ (Gaussian) or b
+// (Laplace) on the gradient sum.
+type plan struct {
+	steps   int
+	horizon float64 // τ = η·T
+	eta     float64 // step size η
+	l2, l1  float64 // sensitivities of one gradient sum
+	lip     float64 // L_C = min(L, C), the per-row gradient bound
+	clip    float64 // C
+	sigma   float64 // Gaussian σ per coordinate and step (δ > 0)
+	scale   float64 // Laplace b per coordinate and step (δ = 0)
+	ratio   float64 // the composed Gaussian ratio √T·Δ₂/σ charged (δ > 0)
+	snr     float64 // R (or its Laplace equivalent) used by the default τ
+	events  []budget.Event
+}
+
+// calibrate computes the noise for T steps and the default horizon.
+func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
+	p := plan{steps: cfg.Steps}
+	if p.steps == 0 {
+		p.steps = DefaultSteps
+		if cfg.Delta == 0 {
+			p.steps = DefaultStepsPure
+		}
+	}
+	if p.steps < 1 || p.steps > MaxSteps {
+		return plan{}, fmt.Errorf("steps must be in [1, %d], got %d", MaxSteps, p.steps)
+	}
+	T := float64(p.steps)
+	lip := math.Sqrt2
+	if binary {
+		lip = 1
+	}
+	p.clip = cfg.Clip
+	if p.clip == 0 {
+		p.clip = ClipFraction * lip
+	}
+	if !(p.clip > 0) || math.IsInf(p.clip, 0) {
+		return plan{}, fmt.Errorf("clip must be positive and finite (or 0 for the default), got %v", cfg.Clip)
+	}
+	p.l2, p.l1, p.lip = sensitivity(cfg.N, f, kPrime, binary, p.clip)
+	if cfg.Delta > 0 {
+		// T adaptive Gaussian releases of ratio Δ₂/σ compose to
+		// ½T(Δ₂/σ)²-zCDP: one Gaussian event of ratio √T·Δ₂/σ.
+		sigma, err := mechanism.GaussianSigma(math.Sqrt(T)*p.l2, cfg.Epsilon, cfg.Delta)
+		if err != nil {
+			return plan{}, err
+		}
+		if p.l2/sigma < noise.GaussianMinRatio {
+			return plan{}, fmt.Errorf("noise multiplier σ/Δ₂ = %v per step exceeds what the Gaussian sampler supports; lower steps", sigma/p.l2)
+		}
+		if err := noise.AddGaussianVec(nil, sigma); err != nil {
+			return plan{}, fmt.Errorf("noise scale out of range: %w", err)
+		}
+		p.sigma = sigma
+		p.ratio = math.Sqrt(T) * p.l2 / sigma
+		p.events = []budget.Event{mechanism.GaussianEvent(math.Sqrt(T)*p.l2, sigma, cfg.Epsilon, cfg.Delta)}
+		unit, err := mechanism.GaussianSigma(1, cfg.Epsilon, cfg.Delta)
+		if err != nil {
+			return plan{}, err
+		}
+		p.snr = 1 / unit
+	} else {
+		// T Laplace releases of ε/T each (sequential composition).
+		epsStep := cfg.Epsilon / T
+		if min := noise.LaplaceMinEpsilon(kPrime * f); epsStep < min {
+			return plan{}, fmt.Errorf("epsilon per step %v is below the Laplace sampler's minimum %v; lower steps", epsStep, min)
+		}
+		p.scale = p.l1 / epsStep
+		if err := noise.AddLaplaceVec(nil, p.scale); err != nil {
+			return plan{}, fmt.Errorf("noise scale out of range: %w", err)
+		}
+		p.events = make([]budget.Event, p.steps)
+		for i := range p.events {
+			p.events[i] = budget.Event{Kind: budget.Laplace, Epsilon: epsStep}
+		}
+		// The Gaussian SNR with the same per-step noise variance 2b²:
+		// σ_g = 2L√T/R ⇔ R = 2L√T/(√2·b).
+		p.snr = 2 * p.lip * math.Sqrt(T) / (math.Sqrt2 * p.scale)
+	}
+	p.horizon = cfg.Horizon
+	if p.horizon == 0 {
+		p.horizon = math.Min(MaxStepSize*T, defaultHorizon(cfg.N, f, kPrime, p.lip, p.snr))
+	}
+	if !(p.horizon > 0) || math.IsInf(p.horizon, 0) {
+		return plan{}, fmt.Errorf("horizon must be positive and finite, got %v", p.horizon)
+	}
+	p.eta = p.horizon / T
+	return p, nil
+}
+
+// defaultHorizon is τ = HorizonScale·n·R/(L_C·√(K′F)), at least
+// MinHorizon (calibrate also caps it at MaxStepSize·T): the horizon that balances the two terms
+// ‖θ*‖²/(2τ) and τ·K′F·2L_C²/(R²n²) of the averaged-iterate bound (§7) when
+// the noise dominates, with ‖θ*‖ = 2·HorizonScale.
+func defaultHorizon(n, f, kPrime int, lip, snr float64) float64 {
+	tau := HorizonScale * float64(n) * snr / (lip * math.Sqrt(float64(kPrime*f)))
+	return math.Max(MinHorizon, tau)
+}

@@ -1,0 +1,168 @@
+package logreg
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism"
+)
+
+func mustPlan(t testing.TB, cfg Config) *Trainer {
+	t.Helper()
+	tr, err := Plan(cfg)
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	return tr
+}
+
+func near(a, b, rel float64) bool { return math.Abs(a-b) <= rel*math.Abs(b) }
+
+// testConfig is d features with bounds [−1, 1] and k classes.
+func testConfig(d, k, n int, eps, delta float64) Config {
+	cfg := Config{Epsilon: eps, Delta: delta, N: n, Label: "y"}
+	for j := 0; j < d; j++ {
+		cfg.Features = append(cfg.Features, fmt.Sprintf("x%d", j+1))
+		cfg.Lo, cfg.Hi = append(cfg.Lo, -1), append(cfg.Hi, 1)
+	}
+	for c := 0; c < k; c++ {
+		cfg.Classes = append(cfg.Classes, fmt.Sprintf("c%d", c))
+	}
+	return cfg
+}
+
+// TestScales checks the planned constants by hand: the row bound is
+// L_C = min(L, C) with L = √2 (softmax) or 1 (binary) and C = L/4 by
+// default; Δ₂ = 2L_C, Δ₁ = 2·min(2√F or √F, C√(K′F)), up to a rounding
+// slack below 10⁻⁷ relative (n ≤ 5·10⁴);
+// δ > 0: σ = GaussianSigma(√T·Δ₂, ε, δ) and one Gaussian event of ratio
+// √T·Δ₂/σ; δ = 0: b = Δ₁·T/ε and T Laplace events of ε/T; η = τ/T with the
+// default τ = 15·n·R/(L_C√(K′F)) clamped to [1, 200·T].
+func TestScales(t *testing.T) {
+	for _, c := range []struct {
+		d, k, n, steps int
+		eps, delta     float64
+	}{{4, 2, 1000, 0, 1, 1e-5}, {4, 3, 1000, 0, 1, 1e-5}, {10, 20, 50000, 7, 0.3, 1e-6}, {4, 2, 1000, 0, 1, 0}, {10, 5, 300, 3, 2, 0}, {3, 2, 200000, 0, 10, 1e-5}} {
+		cfg := testConfig(c.d, c.k, c.n, c.eps, c.delta)
+		cfg.Steps = c.steps
+		tr := mustPlan(t, cfg)
+		p := tr.p
+		f := float64(c.d + 1)
+		binary := c.k == 2
+		lip, r1 := math.Sqrt2, 2.0
+		kp := float64(c.k)
+		if binary {
+			lip, r1, kp = 1, 1, 1
+		}
+		clip := ClipFraction * lip
+		l1 := 2 * math.Min(r1*math.Sqrt(f), clip*math.Sqrt(kp*f))
+		lip = math.Min(lip, clip)
+		wantT := c.steps
+		if wantT == 0 {
+			wantT = DefaultSteps
+			if c.delta == 0 {
+				wantT = DefaultStepsPure
+			}
+		}
+		T := float64(wantT)
+		if p.steps != wantT || p.lip != lip {
+			t.Fatalf("%+v: steps %d L %v", c, p.steps, p.lip)
+		}
+		if !(p.l2 >= 2*lip) || !near(p.l2, 2*lip, 1e-7) || !(p.l1 >= l1) || !near(p.l1, l1, 1e-7) {
+			t.Fatalf("%+v: Δ₂ %v (want %v), Δ₁ %v (want %v)", c, p.l2, 2*lip, p.l1, l1)
+		}
+		var snr float64
+		if c.delta > 0 {
+			sigma, err := mechanism.GaussianSigma(math.Sqrt(T)*p.l2, c.eps, c.delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev := tr.Events()
+			if p.sigma != sigma || len(ev) != 1 || ev[0].Kind != budget.Gaussian || ev[0].Epsilon != c.eps || ev[0].Delta != c.delta ||
+				!near(ev[0].Ratio, math.Sqrt(T)*p.l2/sigma, 1e-15) {
+				t.Fatalf("%+v: σ %v (want %v), events %+v", c, p.sigma, sigma, ev)
+			}
+			if err := ev[0].Validate(); err != nil {
+				t.Fatal(err)
+			}
+			unit, _ := mechanism.GaussianSigma(1, c.eps, c.delta)
+			snr = 1 / unit
+		} else {
+			if !near(p.scale, p.l1*T/c.eps, 1e-15) {
+				t.Fatalf("%+v: b %v, want %v", c, p.scale, p.l1*T/c.eps)
+			}
+			ev := tr.Events()
+			var sum float64
+			for _, e := range ev {
+				if e.Kind != budget.Laplace || e.Epsilon != c.eps/T {
+					t.Fatalf("%+v: event %+v", c, e)
+				}
+				sum += e.Epsilon
+			}
+			if len(ev) != wantT || !near(sum, c.eps, 1e-12) {
+				t.Fatalf("%+v: %d events adding to %v", c, len(ev), sum)
+			}
+			snr = 2 * lip * math.Sqrt(T) / (math.Sqrt2 * p.scale)
+		}
+		tau := HorizonScale * float64(c.n) * snr / (lip * math.Sqrt(kp*f))
+		tau = math.Min(MaxStepSize*T, math.Max(MinHorizon, tau))
+		if !near(p.horizon, tau, 1e-12) || !near(p.eta, tau/T, 1e-12) {
+			t.Fatalf("%+v: τ %v η %v, want %v, %v", c, p.horizon, p.eta, tau, tau/T)
+		}
+	}
+	// An explicit horizon, step count and clip are used as given; a clip
+	// above L changes nothing (the row bound is min(L, C)).
+	cfg := testConfig(3, 4, 100, 1, 1e-6)
+	cfg.Steps, cfg.Horizon, cfg.Clip = 17, 5, 0.5
+	tr := mustPlan(t, cfg)
+	if tr.p.steps != 17 || tr.p.horizon != 5 || !near(tr.p.eta, 5.0/17, 1e-15) || tr.p.clip != 0.5 || !near(tr.p.l2, 1, 1e-9) {
+		t.Fatalf("explicit: %+v", tr.p)
+	}
+	cfg.Clip = 10
+	if tr := mustPlan(t, cfg); !near(tr.p.l2, 2*math.Sqrt2, 1e-9) {
+		t.Fatalf("clip above L: Δ₂ = %v", tr.p.l2)
+	}
+}
+
+// TestRoundingSlack: the floating-point term of the sensitivity is tiny at
+// practical n and grows with n.
+func TestRoundingSlack(t *testing.T) {
+	small, _, _ := sensitivity(1000, 10, 5, false, 10)
+	big, _, _ := sensitivity(100_000_000, 10, 5, false, 10)
+	if !(small < big) || small/(2*math.Sqrt2)-1 > 1e-9 || big/(2*math.Sqrt2)-1 > 1e-3 {
+		t.Fatalf("Δ₂(n=1e3) = %v, Δ₂(n=1e8) = %v", small, big)
+	}
+}
+
+// TestPlanErrors: every refusal depends on the config only.
+func TestPlanErrors(t *testing.T) {
+	bad := []func(*Config){
+		func(c *Config) { c.Epsilon = 0 },
+		func(c *Config) { c.Epsilon = math.NaN() },
+		func(c *Config) { c.Delta = 1 },
+		func(c *Config) { c.N = 0 },
+		func(c *Config) { c.Features, c.Lo, c.Hi = nil, nil, nil },
+		func(c *Config) { c.Hi = c.Hi[:1] },
+		func(c *Config) { c.Classes = c.Classes[:1] },
+		func(c *Config) { c.Classes[1] = c.Classes[0] },
+		func(c *Config) { c.Steps = -1 },
+		func(c *Config) { c.Steps = MaxSteps + 1 },
+		func(c *Config) { c.Horizon = -1 },
+		func(c *Config) { c.Horizon = math.Inf(1) },
+		func(c *Config) { c.Clip = -1 },
+		func(c *Config) { c.Clip = math.NaN() },
+		func(c *Config) { c.Lo[0] = 2 },
+		func(c *Config) { c.N = MaxEntries },
+		func(c *Config) { c.Epsilon, c.Delta, c.Steps = 1e-6, 0, 1000 }, // ε/T below the Laplace minimum
+		func(c *Config) { c.N, c.Steps = 10_000_000, 5000 },             // too much work
+	}
+	for i, mod := range bad {
+		c := testConfig(2, 3, 100, 1, 1e-6)
+		mod(&c)
+		if _, err := Plan(c); err == nil {
+			t.Fatalf("case %d: Plan accepted %+v", i, c)
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package logreg
+
+import (
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+
+	"github.com/dpsql/dpsql/mechanism"
+)
+
+// maxThetaNorm is a public radius onto which every iterate is projected: a
+// post-processing that keeps scores finite whatever the noise drew. It is
+// never reached by a useful model.
+const maxThetaNorm = 1e100
+
+// problem is the scaled training set: x holds n rows of F values
+// (mechanism.Scaler with intercept, ‖x‖ ≤ 1); y holds class indices
+// (multiclass, K′ = K) or 0/1 (binary, K′ = 1, Classes[1] ↦ 1).
+type problem struct {
+	x       []float64
+	xnorm   []float64 // ‖xᵢ‖₂ of every scaled row
+	clip    float64   // C
+	y       []int
+	n, f    int
+	kp      int
+	binary  bool
+	workers int
+	// trace, if set (tests only), sees θ_t and the released noisy
+	// gradient sum of every step.
+	trace func(theta, noisy []float64)
+	// stop ends the descent when the query is killed (result discarded).
+	stop mechanism.Stop
+}
+
+func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary bool, workers int, clip float64) *problem {
+	n, f := len(X), prep.Dim()
+	p := &problem{x: make([]float64, n*f), xnorm: make([]float64, n), clip: clip, y: append([]int(nil), y...), n: n, f: f, kp: kp, binary: binary, workers: workers}
+	for i, row := range X {
+		z := prep.Transform(p.x[i*f:(i+1)*f], row)
+		var s float64
+		for _, v := range z {
+			s += v * v
+		}
+		p.xnorm[i] = math.Sqrt(s)
+	}
+	return p
+}
+
+// chunkBuf is one worker's scratch for a block of rows.
+type chunkBuf struct {
+	s []float64 // scores, rows × K′
+}
+
+// gradSum writes G(θ) = Σᵢ r̂ᵢ ⊗ xᵢ into g (K′·F, class-major), one block
+// of chunkRows rows at a time: each block's K′×F product is computed into
+// its own slot, then the slots are added in block order. Every entry is
+// thus a chain of at most chunkRows + ⌈n/chunkRows⌉ + 1 additions, the
+// depth the rounding bound in sensitivity uses. The work does not depend on
+// the values of the rows.
+func (p *problem) gradSum(theta, g []float64, slots [][]float64) {
+	nChunks := len(slots)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	workers := min(p.workers, nChunks)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := chunkBuf{s: make([]float64, chunkRows*p.kp)}
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= nChunks {
+					return
+				}
+				p.chunkGrad(c, theta, slots[c], &buf)
+			}
+		}()
+	}
+	wg.Wait()
+	for j := range g {
+		g[j] = 0
+	}
+	for _, s := range slots {
+		for j, v := range s {
+			g[j] += v
+		}
+	}
+}
+
+// chunkGrad computes Σ_{i ∈ block c} r̂ᵢ ⊗ xᵢ into out.
+func (p *problem) chunkGrad(c int, theta, out []float64, buf *chunkBuf) {
+	lo := c * chunkRows
+	rows := min(chunkRows, p.n-lo)
+	f, kp := p.f, p.kp
+	xc := blas64.General{Rows: rows, Cols: f, Stride: f, Data: p.x[lo*f : (lo+rows)*f]}
+	th := blas64.General{Rows: kp, Cols: f, Stride: f, Data: theta}
+	s := blas64.General{Rows: rows, Cols: kp, Stride: kp, Data: buf.s[:rows*kp]}
+	// S = X_c Θᵀ (rows × K′).
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, xc, th, 0, s)
+	for r := 0; r < rows; r++ {
+		res := s.Data[r*kp : (r+1)*kp]
+		residual(res, p.y[lo+r], p.binary)
+		clipRow(res, p.xnorm[lo+r], p.clip)
+	}
+	// G_c = Rᵀ X_c (K′ × F).
+	o := blas64.General{Rows: kp, Cols: f, Stride: f, Data: out}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, s, xc, 0, o)
+}
+
+// residual overwrites the scores s of one row with r = ∇_s ℓ: σ(s) − y for
+// binary logistic, softmax(s) − e_y for the multinomial loss. Probabilities
+// are clamped to [0, 1]; the softmax is shifted by its maximum, so every
+// exponential is in (0, 1] and the sum is at least 1.
+func residual(s []float64, y int, binary bool) {
+	if binary {
+		p := 1 / (1 + math.Exp(-s[0]))
+		if math.IsNaN(p) {
+			p = 0.5
+		}
+		s[0] = p - float64(y)
+		return
+	}
+	m := s[0]
+	for _, v := range s[1:] {
+		if v > m {
+			m = v
+		}
+	}
+	var z float64
+	for k, v := range s {
+		e := math.Exp(v - m)
+		if e != e { // NaN (only if θ were non-finite; descend prevents it)
+			e = 0
+		}
+		s[k] = e
+		z += e
+	}
+	inv := 1 / z
+	for k := range s {
+		pk := s[k] * inv
+		if !(pk >= 0) {
+			pk = 0
+		} else if pk > 1 {
+			pk = 1
+		}
+		s[k] = pk
+	}
+	s[y]--
+}
+
+// clipRow scales the residual r of a row with ‖x‖ = xnorm so that the
+// row's gradient r ⊗ x has norm at most C: r ← r·min(1, C/(‖r‖‖x‖)).
+func clipRow(r []float64, xnorm, c float64) {
+	var s float64
+	for _, v := range r {
+		s += v * v
+	}
+	if g := math.Sqrt(s) * xnorm; g > c {
+		k := c / g
+		for i := range r {
+			r[i] *= k
+		}
+	}
+}
+
+// descend runs T noisy gradient steps from θ₀ = 0 and returns the average
+// of the iterates θ₁ … θ_T. addNoise adds the planned noise to one gradient
+// sum in place (the release); everything after it is post-processing.
+func (p *problem) descend(steps int, eta float64, addNoise func([]float64) error) ([]float64, error) {
+	dim := p.kp * p.f
+	theta := make([]float64, dim)
+	avg := make([]float64, dim)
+	g := make([]float64, dim)
+	nChunks := (p.n + chunkRows - 1) / chunkRows
+	slots := make([][]float64, nChunks)
+	for c := range slots {
+		slots[c] = make([]float64, dim)
+	}
+	step := eta / float64(p.n)
+	for t := 0; t < steps; t++ {
+		if err := p.stop.Err(); err != nil {
+			return nil, err // killed: checked between steps (a public schedule)
+		}
+		p.gradSum(theta, g, slots)
+		if err := addNoise(g); err != nil {
+			return nil, err
+		}
+		if p.trace != nil {
+			p.trace(theta, g)
+		}
+		var norm float64
+		for j := range theta {
+			theta[j] -= step * g[j]
+			norm += theta[j] * theta[j]
+		}
+		if norm = math.Sqrt(norm); norm > maxThetaNorm || math.IsNaN(norm) {
+			project(theta, norm)
+		}
+		for j := range avg {
+			avg[j] += theta[j]
+		}
+	}
+	inv := 1 / float64(steps)
+	for j := range avg {
+		avg[j] *= inv
+	}
+	return avg, nil
+}
+
+// project scales θ onto the ball of radius maxThetaNorm (or resets a
+// non-finite iterate to 0).
+func project(theta []float64, norm float64) {
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		for j := range theta {
+			theta[j] = 0
+		}
+		return
+	}
+	s := maxThetaNorm / norm
+	for j := range theta {
+		theta[j] *= s
+	}
+}
+
+// defaultWorkers is the number of goroutines for the gradient blocks.
+func defaultWorkers() int { return max(runtime.GOMAXPROCS(0), 1) }
