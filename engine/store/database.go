@@ -254,6 +254,9 @@ func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 	if err := refuseUnsupportedIndexes(ctx, name); err != nil {
 		return err
 	}
+	if err := d.checkForeignKeyParents(ctx, name); err != nil {
+		return err
+	}
 	if err := d.s.implicitCommit(ctx); err != nil {
 		return err
 	}
@@ -300,6 +303,40 @@ func refuseUnsupportedIndexes(ctx *sql.Context, table string) error {
 			return sql.ErrDuplicateKey.New(name)
 		}
 		names[name] = true
+	}
+	return nil
+}
+
+// checkForeignKeyParents applies the read check of every parent table a
+// CREATE TABLE statement declares a foreign key to before the table exists:
+// the engine adds foreign keys after creating the table, and a refusal then
+// would leave the table behind.
+func (d *Database) checkForeignKeyParents(ctx *sql.Context, table string) error {
+	if ctx == nil {
+		return nil
+	}
+	st, err := sqlparser.Parse(ctx.Query())
+	if err != nil {
+		return nil
+	}
+	ddl, ok := st.(*sqlparser.DDL)
+	if !ok || ddl.TableSpec == nil || !strings.EqualFold(ddl.Table.Name.String(), table) {
+		return nil
+	}
+	for _, c := range ddl.TableSpec.Constraints {
+		fk, ok := c.Details.(*sqlparser.ForeignKeyDefinition)
+		if !ok {
+			continue
+		}
+		db := fk.ReferencedTable.DbQualifier.String()
+		if db == "" {
+			db = d.ds.name
+		}
+		if pts, err := d.s.lookup(db, fk.ReferencedTable.Name.String()); err == nil {
+			if err := d.s.checkRead(ctx, pts); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 )
 
 // ErrWriteConflict is the cause of the ER_LOCK_DEADLOCK error returned when a
@@ -291,6 +292,7 @@ func (e *editor) op(ctx *sql.Context, fn func(tx *Txn, tt *txTable, v *tview) (*
 	if err == nil {
 		var v *tview
 		if v, err = tx.viewLocked(e.ts, e.meta, false); err == nil {
+			v.snap = tt.currentRead(tx, singleStatement(ctx))
 			d, err = fn(tx, tt, v)
 		}
 	}
@@ -411,7 +413,7 @@ func (e *editor) insert(ctx *sql.Context, row sql.Row) error {
 				return &dup{val: other, im: e.meta.indexes[i]}, nil
 			}
 		}
-		tt.put(0, pent{key: string(key), val: val, fresh: fresh})
+		tt.put(0, pent{key: string(key), val: val, fresh: fresh, readTS: readTSOf(pendingOf(tt, key), v)})
 		if e.meta.keys == nil {
 			e.keylessAdd(val, string(key))
 		}
@@ -432,6 +434,40 @@ func (e *editor) keyOf(ctx *sql.Context, tt *txTable, v *tview, row sql.Row, val
 	}
 	k, err := e.findKeyless(ctx, v, val)
 	return []byte(k), err
+}
+
+// singleStatement reports whether the statement is its own transaction
+// (autocommit, outside BEGIN).
+func singleStatement(ctx *sql.Context) bool {
+	if ctx == nil || ctx.Session == nil {
+		return true
+	}
+	if asTxn(ctx.GetTransaction()) == nil {
+		return true // the statement runs in a transaction of its own
+	}
+	if ctx.GetIgnoreAutoCommit() {
+		return false
+	}
+	ac, err := plan.IsSessionAutocommit(ctx)
+	return err == nil && ac
+}
+
+// readTSOf is the read timestamp a write records: the one of the
+// transaction's first write of the key, else the view's.
+func readTSOf(p *pent, v *tview) uint64 {
+	if p != nil && p.readTS != 0 {
+		return p.readTS
+	}
+	return v.snap
+}
+
+func pendingOf(tt *txTable, key []byte) *pent {
+	if t := tt.trees[0]; t != nil {
+		if p, ok := t.Get(pent{key: string(key)}); ok {
+			return &p
+		}
+	}
+	return nil
 }
 
 // conflict is the error for writing a row another transaction changed after
@@ -515,15 +551,16 @@ func (e *editor) update(ctx *sql.Context, old, row sql.Row) error {
 			}
 		}
 		fresh := p != nil && p.fresh
+		rts := readTSOf(p, v)
 		if e.meta.keys == nil {
 			e.keylessRemove(cur, string(oldKey))
 			e.keylessAdd(val, string(oldKey))
 		}
 		if moved {
-			tt.put(0, pent{key: string(oldKey), fresh: fresh})
-			tt.put(0, pent{key: string(newKey), val: val, fresh: freshNew})
+			tt.put(0, pent{key: string(oldKey), fresh: fresh, readTS: rts})
+			tt.put(0, pent{key: string(newKey), val: val, fresh: freshNew, readTS: v.snap})
 		} else {
-			tt.put(0, pent{key: string(oldKey), val: val, fresh: fresh})
+			tt.put(0, pent{key: string(oldKey), val: val, fresh: fresh, readTS: rts})
 		}
 		for i, ek := range newEnts {
 			if ek == nil || bytes.Equal(ek, oldEnts[i]) {
@@ -577,7 +614,7 @@ func (e *editor) deleteKeyLocked(ctx *sql.Context, tx *Txn, tt *txTable, v *tvie
 			}
 		}
 	}
-	tt.put(0, pent{key: string(key), fresh: p != nil && p.fresh})
+	tt.put(0, pent{key: string(key), fresh: p != nil && p.fresh, readTS: readTSOf(p, v)})
 	if e.meta.keys == nil {
 		e.keylessRemove(cur, string(key))
 	}

@@ -110,6 +110,7 @@ type Store struct {
 	db    *bolt.DB
 	hooks atomic.Pointer[Hooks]
 	mv    *mvcc
+	group groupCommit
 
 	mu  sync.RWMutex // guards dbs and the tables maps; held by DDL
 	dbs map[string]*dbState

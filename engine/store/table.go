@@ -187,7 +187,7 @@ func (t *Table) view(ctx *sql.Context, live bool) (*tview, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := tx.view(t.ts, t.meta, live)
+	v, err := tx.view(t.ts, t.meta, live, singleStatement(ctx))
 	if err != nil {
 		if eph {
 			tx.rollback()
