@@ -116,3 +116,66 @@ func TestUnsupportedDDLIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// ALTER TABLE clauses go-mysql-server parses and drops are refused with a
+// message and change nothing; hints and InnoDB no-ops are accepted.
+func TestIgnoredAlterClausesAreRefused(t *testing.T) {
+	h := newHarness(t)
+	h.setupDB()
+	h.mustQuery("CREATE TABLE t (id INT PRIMARY KEY, a INT, s VARCHAR(20), KEY ia (a), CONSTRAINT c CHECK (a > 0))")
+	h.mustQuery("INSERT INTO t VALUES (1, 10, 'x'), (2, 20, 'y')")
+	before := rowsString(h.mustQuery("SHOW CREATE TABLE t"))
+	for q, frag := range map[string]string{
+		"ALTER TABLE t ENGINE=MyISAM":                                      "ENGINE=InnoDB is the only engine",
+		"ALTER TABLE t ENGINE = Memory, ADD COLUMN z INT":                  "only engine",
+		"ALTER TABLE t PARTITION BY HASH(id) PARTITIONS 4":                 "partitioning",
+		"ALTER TABLE t ADD PARTITION (PARTITION p1 VALUES LESS THAN (10))": "partitioning",
+		"ALTER TABLE t DROP PARTITION p1":                                  "partitioning",
+		"ALTER TABLE t REMOVE PARTITIONING":                                "partitioning",
+		"ALTER TABLE t COMMENT = 'a, b'":                                   "comment",
+		"ALTER TABLE t ADD COLUMN z INT, COMMENT 'x'":                      "comment",
+		"ALTER TABLE t ALTER INDEX ia INVISIBLE":                           "invisible",
+		"ALTER TABLE t ALTER CHECK c NOT ENFORCED":                         "enforcement",
+		"ALTER TABLE t DISCARD TABLESPACE":                                 "tablespace",
+		"ALTER TABLE t TABLESPACE ts1":                                     "tablespace",
+		"ALTER TABLE t ROW_FORMAT=COMPRESSED":                              "table options",
+		"ALTER TABLE t KEY_BLOCK_SIZE=8":                                   "table options",
+		"ALTER TABLE t ADD FULLTEXT INDEX ft (s)":                          "full-text",
+		"CREATE FULLTEXT INDEX ft ON t (s)":                                "full-text",
+		"ALTER TABLE t UNION = (t)":                                        "merge",
+		"ALTER TABLE t INDEX DIRECTORY = '/tmp'":                           "directories",
+	} {
+		_, err := h.query(q)
+		if err == nil || !strings.Contains(strings.ToLower(err.Error()), strings.ToLower(frag)) {
+			t.Errorf("%s: %v (want an error mentioning %q)", q, err, frag)
+		}
+		if got := rowsString(h.mustQuery("SHOW CREATE TABLE t")); got != before {
+			t.Fatalf("%s changed the table:\n%s", q, got)
+		}
+	}
+	for _, q := range []string{
+		"ALTER TABLE t ENGINE=InnoDB",
+		"ALTER TABLE t FORCE",
+		"ALTER TABLE t DISABLE KEYS",
+		"/*!40000 ALTER TABLE t ENABLE KEYS */",
+		"ALTER TABLE t ALTER INDEX ia VISIBLE",
+		"ALTER TABLE t ALGORITHM=INPLACE, LOCK=NONE, ADD COLUMN b INT DEFAULT 3",
+	} {
+		h.mustQuery(q)
+	}
+	expectRows(t, h, "SELECT id, b FROM t WHERE a = 20", "2,3")
+}
+
+// ALTER TABLE … AUTO_INCREMENT = n sets the next value; below the largest
+// value it continues after it (as InnoDB does).
+func TestAlterAutoIncrementValue(t *testing.T) {
+	h := newHarness(t)
+	h.setupDB()
+	h.mustQuery("CREATE TABLE t (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
+	h.mustQuery("INSERT INTO t (v) VALUES (1), (2)")
+	h.mustQuery("ALTER TABLE t AUTO_INCREMENT = 100")
+	h.mustQuery("INSERT INTO t (v) VALUES (3)")
+	h.mustQuery("ALTER TABLE t AUTO_INCREMENT = 5")
+	h.mustQuery("INSERT INTO t (v) VALUES (4)")
+	expectRows(t, h, "SELECT id, v FROM t ORDER BY id", "1,1; 2,2; 100,3; 101,4")
+}

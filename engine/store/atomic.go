@@ -29,8 +29,12 @@ var bucketAlterBackup = []byte("\x00alter_backup")
 const AtomicAlterRuleID analyzer.RuleId = 10_100
 
 // AtomicAlterRule is a post-validation analyzer rule; register it after any
-// rule that must inspect the ALTER's clauses (it hides them).
+// rule that must inspect the ALTER's clauses (it hides them). It also
+// refuses the ALTER TABLE clauses the store would ignore (alterclauses.go).
 func (s *Store) AtomicAlterRule(ctx *sql.Context, a *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, qFlags *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	if err := checkAlterClauses(ctx.Query()); err != nil {
+		return n, transform.SameTree, err
+	}
 	b, ok := n.(*plan.Block)
 	if !ok || b.Pref != nil || qFlags == nil || !qFlags.IsSet(sql.QFlagAlterTable) || len(b.Children()) < 2 {
 		return n, transform.SameTree, nil

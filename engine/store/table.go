@@ -415,6 +415,23 @@ func (a *autoIncSetter) SetAutoIncrementValue(ctx *sql.Context, v uint64) error 
 	if err := a.t.s.checkWrite(ctx, a.t.ts.db.key, a.t.meta.name, OpAlter, nil); err != nil {
 		return err
 	}
+	// As in InnoDB, the counter cannot go back to a value in use: below
+	// the largest committed value it continues after it.
+	if m := a.t.meta; m.autoCol >= 0 {
+		if _, err := a.t.s.ScanValues(m.dbName, m.name, []string{m.schema()[m.autoCol].Name}, func(row []any) error {
+			if row[0] == nil {
+				return nil
+			}
+			if cv, _, err := types.Uint64.Convert(ctx, row[0]); err == nil {
+				if u := cv.(uint64); u >= v {
+					v = u + 1
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
 	a.t.ts.autoMu.Lock()
 	a.t.ts.autoNext = v
 	a.t.ts.autoMu.Unlock()
