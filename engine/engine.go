@@ -130,6 +130,9 @@ func (e *Engine) wire(opt Options) error {
 		AddPostValidationRule(guardRuleID+1, g.rule).
 		AddPreAnalyzeRule(guardRuleID+2, g.dumpPreRule).      // issue 13: restore (dump.go)
 		AddPostValidationRule(guardRuleID+3, g.dumpPostRule). // issue 13: SHOW CREATE TABLE carries the catalog
+		// After the guard, which must see the clauses it hides: a
+		// multi-clause ALTER TABLE is all or nothing.
+		AddPostValidationRule(store.AtomicAlterRuleID, e.Store.AtomicAlterRule).
 		Build()
 	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
 	e.SQL = sqle.New(a, &sqle.Config{})
