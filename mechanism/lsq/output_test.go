@@ -83,7 +83,9 @@ func TestOutputScales(t *testing.T) {
 		eps  float64
 		want float64
 	}{{400, 1, 0.05}, {1 << 20, 0.25, 1.0 / 512}, {10, 0.01, 1}} {
-		tr = mustPlan(t, synthConfig(2, c.n, c.eps, 0))
+		cfg := synthConfig(2, c.n, c.eps, 0)
+		cfg.Method = MethodOutput // the paper's rule; the default call uses defaults.go
+		tr = mustPlan(t, cfg)
 		if !near(tr.Lambda(), c.want, 1e-12) {
 			t.Fatalf("auto λ(n=%d, ε=%v) = %v, want %v", c.n, c.eps, tr.Lambda(), c.want)
 		}
