@@ -223,3 +223,47 @@ func TestResultsDefaults(t *testing.T) {
 	}
 	writeCSV(t, "lsq_defaults.csv", []string{"dataset", "d", "n", "epsilon", "candidate", "rmse_mean", "rmse_sd", "trials"}, rows)
 }
+
+// TestResultsIssueCase measures the issue's case (100k rows × 14
+// features, ε = 1, δ = 10⁻⁶) with 20 fresh synthetic tables: the default
+// call against OLS, with the centring share varied.
+//
+//	nice -n 10 go test -tags results -run ResultsIssueCase ./mechanism/lsq/ -v
+func TestResultsIssueCase(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 2026))
+	const n, d, trials = 100000, 14, 20
+	res := map[string][]float64{}
+	for trial := 0; trial < trials; trial++ {
+		beta := synthBeta(rng, d)
+		all := synthLinear(rng, beta, n+10000, 0.1)
+		train, val := dataset{x: all.x[:n], y: all.y[:n]}, dataset{x: all.x[n:], y: all.y[n:]}
+		cfg := synthConfig(d, n, 1, 1e-6)
+		base := mustPlan(t, Config{Epsilon: 1, N: n, Features: cfg.Features, Lo: cfg.Lo, Hi: cfg.Hi,
+			Label: cfg.Label, LabelLo: cfg.LabelLo, LabelHi: cfg.LabelHi, Lambda: 1})
+		st := sufficientStats(train.x, train.y, base.fm, base.lm)
+		wNP, err := ridgeSolve(st.s, 1e-9*float64(n), st.c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ols := rmseUnits(base.fm, base.lm, wNP, val.x, val.y)
+		for _, c := range []struct {
+			name   string
+			center float64
+		}{{"default", 0}, {"center-off", CenterOff}, {"center-0.05", 0.05}, {"center-0.1", 0.1}} {
+			cfg.Center = c.center
+			tr := mustPlan(t, cfg)
+			m, err := tr.Train(train.x, train.y)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res[c.name] = append(res[c.name], rmseUnits(tr.fm, tr.lm, m.Weights[0], val.x, val.y)/ols)
+		}
+	}
+	var rows [][]string
+	for _, k := range []string{"default", "center-off", "center-0.05", "center-0.1"} {
+		m, sd := meanSD(res[k])
+		t.Logf("%-12s RMSE / OLS = %.4f ± %.4f (sd of %d trials)", k, m, sd, trials)
+		rows = append(rows, []string{k, fmtF(m), fmtF(sd), strconv.Itoa(trials)})
+	}
+	writeCSV(t, "lsq_defaults_issue.csv", []string{"variant", "rmse_over_ols_mean", "rmse_over_ols_sd", "trials"}, rows)
+}

@@ -101,6 +101,7 @@ func TestOutputNoiseMatchesPlan(t *testing.T) {
 	ds := synthLinear(rng, synthBeta(rng, 3), 40, 0.1)
 	for _, delta := range []float64{0, 1e-6} {
 		cfg := synthConfig(3, 40, 0.7, delta)
+		cfg.Method = MethodOutput // not the default call: no centring
 		tr := mustPlan(t, cfg)
 		w0 := mustFit(t, tr, ds.x, ds.y)
 		const draws = 3000
