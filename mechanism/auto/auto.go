@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/dpsql/dpsql/mechanism/gauss"
+	"github.com/dpsql/dpsql/mechanism/logreg"
 )
 
 // KindAuto is the kind name that asks for this package's choice.
@@ -93,5 +94,25 @@ func Choose(in Inputs) (kind, why string) {
 	if ok && e <= LDAEdge {
 		return "lda", fmt.Sprintf("classification, δ>0 (n=%d, d=%d, K=%d): lda covariance noise edge %.3g ≤ %g", in.N, in.D, in.K, e, LDAEdge)
 	}
+	if err := logregFits(in); err != nil {
+		return "lda", fmt.Sprintf("classification, δ>0 (n=%d, d=%d, K=%d): logreg cannot be planned (%v)", in.N, in.D, in.K, err)
+	}
 	return "logreg", fmt.Sprintf("classification, δ>0 (n=%d, d=%d, K=%d): noisy gradient descent (lda covariance noise edge %.3g > %g)", in.N, in.D, in.K, e, LDAEdge)
+}
+
+// logregFits plans logreg's default release for the public inputs (size
+// limits, noise range), so that auto never picks a kind DP_TRAIN would
+// refuse where lda would run.
+func logregFits(in Inputs) error {
+	feats, lo, hi := make([]string, in.D), make([]float64, in.D), make([]float64, in.D)
+	for j := range feats {
+		feats[j], lo[j], hi[j] = "x"+strconv.Itoa(j), -1, 1
+	}
+	classes := make([]string, in.K)
+	for c := range classes {
+		classes[c] = "c" + strconv.Itoa(c)
+	}
+	_, err := logreg.Plan(logreg.Config{Epsilon: in.Epsilon, Delta: in.Delta, N: in.N, Features: feats, Lo: lo, Hi: hi,
+		Label: "y", Classes: classes})
+	return err
 }

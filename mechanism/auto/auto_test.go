@@ -78,3 +78,15 @@ func TestLDANoiseEdge(t *testing.T) {
 		t.Fatal("d = 0 planned")
 	}
 }
+
+// Where logreg's default cannot be planned (n·F above its feature-cache
+// limit) but lda can, auto falls back to lda instead of a refusal.
+func TestChooseFallsBackToLDA(t *testing.T) {
+	in := Inputs{Classification: true, N: 200000, D: 1000, K: 3, Epsilon: 1, Delta: 1e-6}
+	if e, _ := LDANoiseEdge(in); e <= LDAEdge {
+		t.Fatalf("test premise: E = %v should exceed LDAEdge", e)
+	}
+	if kind, why := Choose(in); kind != "lda" {
+		t.Fatalf("chose %s (%s), want the lda fallback", kind, why)
+	}
+}
