@@ -22,7 +22,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/gauss"
@@ -186,21 +185,19 @@ func TestAutoHarness(t *testing.T) {
 	for _, s := range envList("AUTO_SETS", "synthetic,shared") {
 		sets[s] = true
 	}
-	eval := func(set string, n, d, k int, tr, te *dataset, seed uint64) {
+	eval := func(set string, n, d, k int, tr, te *dataset) {
 		out.row(t, set, n, d, k, 0, 0, "np_lda", 0, fitLDA(tr).accuracy(te))
 		out.row(t, set, n, d, k, 0, 0, "majority", 0, majority(tr, te))
 		for _, e := range eps {
 			for _, dl := range deltas {
 				for _, c := range cands {
 					for r := 0; r < runs; r++ {
-						start := time.Now()
 						m, err := c.train(tr, e, dl)
 						if err != nil {
 							t.Logf("%s %s ε=%v δ=%v: %v", set, c.name, e, dl, err)
 							break
 						}
 						out.row(t, set, n, d, k, e, dl, c.name, r, accuracy(t, m, te))
-						_ = start
 					}
 				}
 			}
@@ -221,7 +218,7 @@ func TestAutoHarness(t *testing.T) {
 				for _, nf := range ns {
 					n := int(nf)
 					tr := g.draw(n, seed+uint64(n), true)
-					eval(fmt.Sprintf("syn_d%d_K%d", d, k), n, d, k, tr, te, seed)
+					eval(fmt.Sprintf("syn_d%d_K%d", d, k), n, d, k, tr, te)
 				}
 			}
 		}
@@ -244,7 +241,7 @@ func TestAutoHarness(t *testing.T) {
 					}
 				}
 				tr, te := train.subset(a), train.subset(b)
-				eval(name+"_cv"+strconv.Itoa(f), len(tr.x), len(tr.features), len(tr.classes), tr, te, uint64(f))
+				eval(name+"_cv"+strconv.Itoa(f), len(tr.x), len(tr.features), len(tr.classes), tr, te)
 			}
 		}
 	}
