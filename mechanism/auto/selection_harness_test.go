@@ -97,8 +97,8 @@ func TestSelectionHarness(t *testing.T) {
 		a, b := splitIdx(len(tr.x), 777, 0.75)
 		sets = append(sets, split{name, tr.subset(a), tr.subset(b)})
 	}
-	fmt.Println("| data (fit n × d, K) | ε | default kind | default acc | tune=1 acc | chosen (count) | non-private LDA | majority |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| data (fit n × d, K) | ε | default kind | default acc | default δ=0 (lda) acc | tune=1 acc | chosen (count) | non-private LDA | majority |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, s := range sets {
 		n, d, k := len(s.fit.x), len(s.fit.features), len(s.fit.classes)
 		np := fitLDA(s.fit).accuracy(s.val)
@@ -108,7 +108,7 @@ func TestSelectionHarness(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var def, tun []float64
+			var def, pure, tun []float64
 			chosen := map[string]int{}
 			for range runs {
 				m, err := selTrain(selCand{kind: kind}, s.fit, e, delta)
@@ -116,6 +116,11 @@ func TestSelectionHarness(t *testing.T) {
 					t.Fatalf("%s default: %v", s.name, err)
 				}
 				def = append(def, accuracy(t, m, s.val))
+				mp, err := selTrain(selCand{kind: "lda"}, s.fit, e, 0) // the default call on a pure-ε table
+				if err != nil {
+					t.Fatalf("%s default δ=0: %v", s.name, err)
+				}
+				pure = append(pure, accuracy(t, mp, s.val))
 				res, err := selection.Run(sp, func(c int, et, es float64) (*mechanism.Model, float64, error) {
 					m, err := selTrain(selAutoGrid[c], s.fit, et, 0)
 					if err != nil {
@@ -134,12 +139,13 @@ func TestSelectionHarness(t *testing.T) {
 			}
 			dm, dsd := selMeanSD(def)
 			tm, tsd := selMeanSD(tun)
+			pm, psd := selMeanSD(pure)
 			var ch []string
 			for key, v := range chosen {
 				ch = append(ch, fmt.Sprintf("%s:%d", key, v))
 			}
-			fmt.Printf("| %s (%d × %d, %d) | %g | %s | %.3f ± %.3f | %.3f ± %.3f | %s | %.3f | %.3f |\n",
-				s.name, n, d, k, e, kind, dm, dsd, tm, tsd, strings.Join(ch, " "), np, majority(s.fit, s.val))
+			fmt.Printf("| %s (%d × %d, %d) | %g | %s | %.3f ± %.3f | %.3f ± %.3f | %.3f ± %.3f | %s | %.3f | %.3f |\n",
+				s.name, n, d, k, e, kind, dm, dsd, pm, psd, tm, tsd, strings.Join(ch, " "), np, majority(s.fit, s.val))
 		}
 	}
 }
