@@ -10,10 +10,12 @@ import (
 // with C ≥ 3: one feature (D = 2, m = C·3 = 9), n = 1, the row at the corner
 // of its bounds (‖x̃‖ = 1), label 0 in 𝒟 and label 1 in 𝒟′. With h < 1 all
 // 2(C−1) margins are in the linear zone at Φ = 0 and the gradient shift is
-// exactly S = 3√2.
+// exactly S = 3√2. h = 0.5 is set explicitly (the default is now 1, where
+// z = 1 sits on the edge of the quadratic zone).
 func auditNeighbours(t testing.TB, eps float64) (*Trainer, [][]float64, [2][]int) {
 	t.Helper()
 	cfg := testConfig(eps, 1, 1, 3)
+	cfg.H = 0.5
 	p, err := Plan(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -46,8 +46,10 @@ const (
 	MaxConditionNumber = 1e6
 	// MaxIterations bounds the a-priori V-FISTA count T a plan accepts (a
 	// public running-time limit: T is fixed before the data is read and
-	// every release runs exactly T iterations).
-	MaxIterations = 1 << 20
+	// every release runs exactly T iterations). With κ ≤ κ_max the count
+	// only exceeds it for a tiny h at a large ε (the shared/ sets need at
+	// most ≈ 14 000 at ε = 10⁴).
+	MaxIterations = 1 << 15
 )
 
 // sensitivity returns S = √2·C, the sup over Φ and over two rows of

@@ -182,6 +182,31 @@ func TestStrongConvexityFloor(t *testing.T) {
 	}
 }
 
+// TestConditionNumberCap: a tiny Huber width (huge curvature a) at a
+// large ε would make κ = (C·a + Δ)/Δ unbounded; the floor C·a/κ_max keeps
+// κ ≤ κ_max + 1, and a count above MaxIterations is refused by Plan.
+func TestConditionNumberCap(t *testing.T) {
+	cfg := testConfig(100, 50, 2, 3)
+	cfg.H = 1e-4
+	p, err := Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Calibration()
+	if kappa := c.Smoothness / c.StrongConvexity; kappa > MaxConditionNumber+1+1e-9 {
+		t.Errorf("κ = %v above κ_max + 1", kappa)
+	}
+	if want := 3 * c.Curvature / MaxConditionNumber; !near(c.StrongConvexity, want, 1e-12) {
+		t.Errorf("Δ = %v, want the cap C·a/κ_max = %v", c.StrongConvexity, want)
+	}
+	cfg.H, cfg.Lambda, cfg.Epsilon = 1e-6, 1e6, 100
+	cfg.Features, cfg.Lo, cfg.Hi = append(cfg.Features, "f2", "f3"), append(cfg.Lo, -1, -1), append(cfg.Hi, 1, 1)
+	cfg.Classes = append(cfg.Classes, "c3", "c4")
+	if _, err := Plan(cfg); err == nil || !strings.Contains(err.Error(), "solver iterations") {
+		t.Errorf("Plan accepted T > MaxIterations (err %v)", err)
+	}
+}
+
 func TestPlanDefaults(t *testing.T) {
 	p, err := Plan(testConfig(1, 10, 2, 3))
 	if err != nil {

@@ -4,6 +4,7 @@ package lmgc
 
 import (
 	"math"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -141,4 +142,27 @@ func TestExploreFailureGrid(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestExploreFailureCost(t *testing.T) {
+	rng := rand.New(rand.NewPCG(111, 112))
+	var total float64
+	for _, lambda := range []float64{1e-12, 0.01, 1e6} {
+		for _, h := range []float64{1e-6, 0.5, 1e6} {
+			for _, eps := range []float64{0.01, 1, 100} {
+				d, classes, n := 1+rng.IntN(4), 2+rng.IntN(4), 30+rng.IntN(200)
+				cfg := testConfig(eps, n, d, classes)
+				cfg.Lambda, cfg.H = lambda, h
+				p, err := Plan(cfg)
+				if err != nil {
+					continue
+				}
+				_ = lmgcPairs(rng, n, d, classes)
+				T := p.cal.Iterations
+				total += float64(6 * T)
+				t.Logf("λ=%g h=%g ε=%g d=%d C=%d n=%d T=%d", lambda, h, eps, d, classes, n, T)
+			}
+		}
+	}
+	t.Logf("total iterations %g", total)
 }
