@@ -33,8 +33,9 @@ const (
 	// NoiseMargin is c_ν: Δ is at least Δ_ν = m·β₀/(n·c_ν·D·√C), the Δ at
 	// which the expected displacement of the minimiser by the
 	// perturbation, E‖b‖/(nΔ) = m·β/(nΔ), is c_ν·D·√C. That displacement
-	// moves a margin x̃ᵀ(Φ_y − Φ_c)x̃ by about c_ν·‖x̃‖²·√2 against the
-	// hinge's 1 (lmgc.md §5): a smaller Δ would only fit the noise.
+	// moves a margin x̃ᵀ(Φ_y − Φ_c)x̃ by about 2·c_ν·‖x̃‖² against the
+	// hinge's 1 (lmgc.md §5). Chosen once on validation splits of the
+	// shared/ training sets (docs/results/lmgc.md).
 	NoiseMargin = 3
 	// MinStrongConvexity is a floor on Δ: any Δ whose Jacobian term fits
 	// the share is private; the floor bounds the condition number L/Δ
