@@ -25,6 +25,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +54,8 @@ func main() {
 	size := flag.Int("table-size", 10000, "rows of sbtest1")
 	threadList := flag.String("threads", "1,8", "thread counts")
 	tests := flag.String("tests", "oltp_point_select,oltp_read_write,oltp_insert", "sysbench tests")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of dpsql (in-process) to this file")
+	mutexProfile := flag.String("mutexprofile", "", "write a mutex contention profile of dpsql to this file")
 	flag.Parse()
 	logrus.SetLevel(logrus.WarnLevel)
 
@@ -72,6 +76,26 @@ func main() {
 	_, dport, _ := net.SplitHostPort(srv.Addr())
 	dp, _ := strconv.Atoi(dport)
 	dpsql := target{"dpsql", "127.0.0.1", dp, "root", "bench"}
+
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
+
+	if *mutexProfile != "" {
+		runtime.SetMutexProfileFraction(5)
+		runtime.SetBlockProfileRate(10000)
+		defer func() {
+			for _, k := range []string{"mutex", "block"} {
+				f, err := os.Create(*mutexProfile + "." + k)
+				check(err)
+				check(pprof.Lookup(k).WriteTo(f, 0))
+				f.Close()
+			}
+		}()
+	}
 
 	// MariaDB
 	maria, stop, err := startMariaDB(filepath.Join(tmp, "mariadb"))
