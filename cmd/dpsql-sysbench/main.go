@@ -27,6 +27,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,9 @@ func main() {
 	dur := flag.Int("time", 20, "seconds per run")
 	size := flag.Int("table-size", 10000, "rows of sbtest1")
 	threadList := flag.String("threads", "1,8", "thread counts")
+	runs := flag.Int("runs", 3, "runs per test and thread count (medians are reported)")
+	bulk := flag.Int("bulk", 0, "instead of sysbench, load this many rows × 20 DOUBLE over the wire (multi-row INSERT and LOAD DATA LOCAL INFILE)")
+	bulkBatch := flag.Int("bulk-batch", 1000, "rows per INSERT statement with -bulk")
 	tests := flag.String("tests", "oltp_point_select,oltp_read_write,oltp_insert", "sysbench tests")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of dpsql (in-process) to this file")
 	mutexProfile := flag.String("mutexprofile", "", "write a mutex contention profile of dpsql to this file")
@@ -102,26 +106,78 @@ func main() {
 	check(err)
 	defer stop()
 
+	if *bulk > 0 {
+		bulkMain(dpsql, maria, tmp, *bulk, *bulkBatch, *runs)
+		return
+	}
+
 	var threads []int
 	for _, s := range strings.Split(*threadList, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		check(err)
 		threads = append(threads, n)
 	}
-	fmt.Printf("# sysbench: dpsql vs MariaDB %s (%s, table-size %d, %d s per run)\n\n", mariaVersion(), time.Now().UTC().Format(time.RFC3339), *size, *dur)
-	fmt.Println("| test | threads | dpsql TPS | MariaDB TPS | ratio | dpsql ignored errors (1213 retries) | MariaDB ignored errors | errors |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Printf("# sysbench: dpsql vs MariaDB %s (%s, table-size %d, %d s per run, median of %d runs; load average at start: %s)\n\n",
+		mariaVersion(), time.Now().UTC().Format(time.RFC3339), *size, *dur, *runs, loadAvg())
+	fmt.Println("| test | threads | dpsql TPS | MariaDB TPS | ratio | dpsql runs | MariaDB runs | dpsql ignored errors (1213 retries) | MariaDB ignored errors | errors |")
+	fmt.Println("|---|---:|---:|---:|---:|---|---|---:|---:|---|")
 	for _, test := range strings.Split(*tests, ",") {
 		for _, n := range threads {
-			var rs [2]result
-			for i, t := range []target{dpsql, maria} {
-				rs[i] = runSysbench(t, test, n, *size, *dur)
+			// The two servers alternate, run by run, so that both see
+			// the same load from the rest of the machine.
+			var tps [2][]float64
+			var ignored [2]int
+			var errs []string
+			for r := 0; r < *runs; r++ {
+				for i, t := range []target{dpsql, maria} {
+					res := runSysbench(t, test, n, *size, *dur)
+					tps[i] = append(tps[i], res.tps)
+					ignored[i] += res.ignored
+					if res.errs != "" {
+						errs = append(errs, res.errs)
+					}
+				}
 			}
-			errs := strings.TrimSpace(rs[0].errs + " " + rs[1].errs)
-			fmt.Printf("| %s | %d | %.1f | %.1f | %.0f %% | %d | %d | %s |\n", test, n, rs[0].tps, rs[1].tps,
-				100*rs[0].tps/max(rs[1].tps, 1e-9), rs[0].ignored, rs[1].ignored, errs)
+			md, mm := median(tps[0]), median(tps[1])
+			fmt.Printf("| %s | %d | %.1f | %.1f | %.0f %% | %s | %s | %d | %d | %s |\n", test, n, md, mm,
+				100*md/max(mm, 1e-9), joinF(tps[0]), joinF(tps[1]), ignored[0], ignored[1], strings.Join(errs, "; "))
 		}
 	}
+	fmt.Printf("\nload average at the end: %s\n", loadAvg())
+}
+
+func median(x []float64) float64 {
+	s := append([]float64{}, x...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func joinF(x []float64) string {
+	parts := make([]string, len(x))
+	for i, v := range x {
+		parts[i] = strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// loadAvg is the 1, 5 and 15 minute load averages (other processes share
+// the CPUs).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func mariaVersion() string {
