@@ -54,8 +54,9 @@ func bulkTableDDL(table string) string {
 }
 
 type bulkResult struct {
-	insert, load float64 // rows/s
-	errs         string
+	insert, load       float64 // rows/s
+	insertCPU, loadCPU float64 // rows per CPU second of the server process
+	errs               string
 }
 
 // runBulk loads the file into t twice (multi-row INSERT of batch rows per
@@ -78,7 +79,7 @@ func runBulk(t target, path string, rows, batch int) bulkResult {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var stmt strings.Builder
 	n := 0
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuSeconds(t)
 	flush := func() error {
 		if n == 0 {
 			return nil
@@ -112,6 +113,7 @@ func runBulk(t target, path string, rows, batch int) bulkResult {
 	}
 	f.Close()
 	res.insert = float64(rows) / time.Since(start).Seconds()
+	res.insertCPU = float64(rows) / (cpuSeconds(t) - cpu0)
 	// LOAD DATA LOCAL INFILE.
 	mysql.RegisterReaderHandler("bulk", func() io.Reader {
 		f, err := os.Open(path)
@@ -119,11 +121,12 @@ func runBulk(t target, path string, rows, batch int) bulkResult {
 		return bufio.NewReaderSize(f, 1<<20)
 	})
 	defer mysql.DeregisterReaderHandler("bulk")
-	start = time.Now()
+	start, cpu0 = time.Now(), cpuSeconds(t)
 	if _, err := db.Exec("LOAD DATA LOCAL INFILE 'Reader::bulk' INTO TABLE bulk.ld FIELDS TERMINATED BY ',' LINES TERMINATED BY '\\n'"); err != nil {
 		res.errs += fmt.Sprintf(" %s LOAD DATA: %v", t.name, err)
 	}
 	res.load = float64(rows) / time.Since(start).Seconds()
+	res.loadCPU = float64(rows) / (cpuSeconds(t) - cpu0)
 	for _, tb := range []string{"bulk.ins", "bulk.ld"} {
 		var c int
 		if err := db.QueryRow("SELECT COUNT(*) FROM " + tb).Scan(&c); err != nil || c != rows {
@@ -140,15 +143,17 @@ func bulkMain(dpsql, maria target, tmp string, rows, batch, runs int) {
 	check(err)
 	fmt.Printf("# bulk load over the wire: %d rows × %d DOUBLE (+ BIGINT key), %.0f MB CSV, INSERT of %d rows per statement, %d runs, MariaDB %s (%s; load average at start: %s)\n\n",
 		rows, bulkCols, float64(st.Size())/1e6, batch, runs, mariaVersion(), time.Now().UTC().Format(time.RFC3339), loadAvg())
-	fmt.Println("| path | dpsql rows/s | MariaDB rows/s | ratio | dpsql runs | MariaDB runs | errors |")
-	fmt.Println("|---|---:|---:|---:|---|---|---|")
-	var ins, ld [2][]float64
+	fmt.Println("| path | dpsql rows/s | MariaDB rows/s | ratio | dpsql runs | MariaDB runs | dpsql rows/CPU-s | MariaDB rows/CPU-s | ratio per CPU | errors |")
+	fmt.Println("|---|---:|---:|---:|---|---|---:|---:|---:|---|")
+	var ins, ld, insC, ldC [2][]float64
 	var errs []string
 	for r := 0; r < runs; r++ {
 		for i, t := range []target{dpsql, maria} {
 			res := runBulk(t, path, rows, batch)
 			ins[i] = append(ins[i], res.insert)
 			ld[i] = append(ld[i], res.load)
+			insC[i] = append(insC[i], res.insertCPU)
+			ldC[i] = append(ldC[i], res.loadCPU)
 			if res.errs != "" {
 				errs = append(errs, strings.TrimSpace(res.errs))
 			}
@@ -156,10 +161,12 @@ func bulkMain(dpsql, maria target, tmp string, rows, batch, runs int) {
 	}
 	for _, p := range []struct {
 		name string
-		v    [2][]float64
-	}{{"multi-row INSERT", ins}, {"LOAD DATA LOCAL INFILE", ld}} {
+		v, c [2][]float64
+	}{{"multi-row INSERT", ins, insC}, {"LOAD DATA LOCAL INFILE", ld, ldC}} {
 		d, m := median(p.v[0]), median(p.v[1])
-		fmt.Printf("| %s | %.0f | %.0f | %.2f | %s | %s | %s |\n", p.name, d, m, d/max(m, 1e-9), joinF(p.v[0]), joinF(p.v[1]), strings.Join(errs, "; "))
+		dc, mc := median(p.c[0]), median(p.c[1])
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %s | %s | %.0f | %.0f | %.2f | %s |\n", p.name, d, m, d/max(m, 1e-9), joinF(p.v[0]), joinF(p.v[1]),
+			dc, mc, dc/max(mc, 1e-9), strings.Join(errs, "; "))
 	}
 	fmt.Printf("\nload average at the end: %s\n", loadAvg())
 }

@@ -30,6 +30,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -42,10 +43,12 @@ type target struct {
 	name, host string
 	port       int
 	user, pw   string
+	pid        int // server process (0: this process, where dpsql runs)
 }
 
 type result struct {
 	tps, qps float64
+	perCPU   float64 // transactions per CPU second of the server process
 	ignored  int
 	errs     string
 }
@@ -79,7 +82,7 @@ func main() {
 	defer srv.Close()
 	_, dport, _ := net.SplitHostPort(srv.Addr())
 	dp, _ := strconv.Atoi(dport)
-	dpsql := target{"dpsql", "127.0.0.1", dp, "root", "bench"}
+	dpsql := target{"dpsql", "127.0.0.1", dp, "root", "bench", 0}
 
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -119,19 +122,20 @@ func main() {
 	}
 	fmt.Printf("# sysbench: dpsql vs MariaDB %s (%s, table-size %d, %d s per run, median of %d runs; load average at start: %s)\n\n",
 		mariaVersion(), time.Now().UTC().Format(time.RFC3339), *size, *dur, *runs, loadAvg())
-	fmt.Println("| test | threads | dpsql TPS | MariaDB TPS | ratio | dpsql runs | MariaDB runs | dpsql ignored errors (1213 retries) | MariaDB ignored errors | errors |")
-	fmt.Println("|---|---:|---:|---:|---:|---|---|---:|---:|---|")
+	fmt.Println("| test | threads | dpsql TPS | MariaDB TPS | ratio | dpsql runs | MariaDB runs | dpsql txn/CPU-s | MariaDB txn/CPU-s | ratio per CPU | dpsql ignored errors (1213 retries) | MariaDB ignored errors | errors |")
+	fmt.Println("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|")
 	for _, test := range strings.Split(*tests, ",") {
 		for _, n := range threads {
 			// The two servers alternate, run by run, so that both see
 			// the same load from the rest of the machine.
-			var tps [2][]float64
+			var tps, per [2][]float64
 			var ignored [2]int
 			var errs []string
 			for r := 0; r < *runs; r++ {
 				for i, t := range []target{dpsql, maria} {
 					res := runSysbench(t, test, n, *size, *dur)
 					tps[i] = append(tps[i], res.tps)
+					per[i] = append(per[i], res.perCPU)
 					ignored[i] += res.ignored
 					if res.errs != "" {
 						errs = append(errs, res.errs)
@@ -139,11 +143,38 @@ func main() {
 				}
 			}
 			md, mm := median(tps[0]), median(tps[1])
-			fmt.Printf("| %s | %d | %.1f | %.1f | %.0f %% | %s | %s | %d | %d | %s |\n", test, n, md, mm,
-				100*md/max(mm, 1e-9), joinF(tps[0]), joinF(tps[1]), ignored[0], ignored[1], strings.Join(errs, "; "))
+			pd, pm := median(per[0]), median(per[1])
+			fmt.Printf("| %s | %d | %.1f | %.1f | %.0f %% | %s | %s | %.0f | %.0f | %.0f %% | %d | %d | %s |\n", test, n, md, mm,
+				100*md/max(mm, 1e-9), joinF(tps[0]), joinF(tps[1]), pd, pm, 100*pd/max(pm, 1e-9), ignored[0], ignored[1], strings.Join(errs, "; "))
 		}
 	}
 	fmt.Printf("\nload average at the end: %s\n", loadAvg())
+}
+
+// cpuSeconds is the user+system CPU time used so far by t's server
+// process: the machine is shared, so work per CPU second compares the two
+// servers independently of how much CPU each got.
+func cpuSeconds(t target) float64 {
+	if t.pid == 0 {
+		var ru syscall.Rusage
+		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+			return 0
+		}
+		return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", t.pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which ends with ")"): utime and
+	// stime are the 12th and 13th, in clock ticks (100 per second).
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (u + st) / 100
 }
 
 func median(x []float64) float64 {
@@ -221,7 +252,7 @@ func startMariaDB(dir string) (target, func(), error) {
 			_ = cmd.Process.Kill()
 		}
 	}
-	t := target{"mariadb", "127.0.0.1", port, "root", ""}
+	t := target{"mariadb", "127.0.0.1", port, "root", "", cmd.Process.Pid}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		db, err := open(t, "")
@@ -252,6 +283,7 @@ func open(t target, db string) (*sql.DB, error) {
 }
 
 var (
+	reTxns    = regexp.MustCompile(`transactions:\s+(\d+)`)
 	reTPS     = regexp.MustCompile(`transactions:\s+\d+\s+\(([\d.]+) per sec`)
 	reQPS     = regexp.MustCompile(`queries:\s+\d+\s+\(([\d.]+) per sec`)
 	reIgnored = regexp.MustCompile(`ignored errors:\s+(\d+)`)
@@ -271,8 +303,14 @@ func runSysbench(t target, test string, threads, size, dur int) result {
 	if out, err := sysbench(append(args, "prepare"), 0); err != nil {
 		return result{errs: fmt.Sprintf("%s prepare failed: %v %s", t.name, err, lastLine(out))}
 	}
+	cpu0 := cpuSeconds(t)
 	out, err := sysbench(append(args, fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--time=%d", dur), "run"), dur)
+	cpu := cpuSeconds(t) - cpu0
 	var r result
+	if m := reTxns.FindSubmatch(out); m != nil && cpu > 0 {
+		n, _ := strconv.ParseFloat(string(m[1]), 64)
+		r.perCPU = n / cpu
+	}
 	if m := reTPS.FindSubmatch(out); m != nil {
 		r.tps, _ = strconv.ParseFloat(string(m[1]), 64)
 	}
