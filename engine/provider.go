@@ -21,6 +21,8 @@ type provider struct {
 	views func(db string) map[string]sql.Table
 	procs sql.ExternalStoredProcedureRegistry
 	cat   *catalog.Catalog
+	// tfs are the table functions (histtf.go), by lower-case name.
+	tfs map[string]sql.TableFunction
 
 	viewCache sync.Map // database name → its dpsql views (viewsOf)
 }
@@ -28,7 +30,19 @@ type provider struct {
 var (
 	_ sql.MutableDatabaseProvider         = (*provider)(nil)
 	_ sql.ExternalStoredProcedureProvider = (*provider)(nil)
+	_ sql.TableFunctionProvider           = (*provider)(nil)
 )
+
+// TableFunction returns a dpsql table function (SELECT * FROM f(…)).
+func (p *provider) TableFunction(_ *sql.Context, name string) (sql.TableFunction, bool) {
+	tf, ok := p.tfs[strings.ToLower(name)]
+	return tf, ok
+}
+
+// WithTableFunctions is not used by dpsql (its table functions are fixed).
+func (p *provider) WithTableFunctions(...sql.TableFunction) (sql.TableFunctionProvider, error) {
+	return p, nil
+}
 
 func newProvider(inner sql.MutableDatabaseProvider, sys sql.Database, views func(string) map[string]sql.Table, procs []sql.ExternalStoredProcedureDetails, cat *catalog.Catalog) *provider {
 	reg := sql.NewExternalStoredProcedureRegistry()

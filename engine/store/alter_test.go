@@ -179,3 +179,21 @@ func TestAlterAutoIncrementValue(t *testing.T) {
 	h.mustQuery("INSERT INTO t (v) VALUES (4)")
 	expectRows(t, h, "SELECT id, v FROM t ORDER BY id", "1,1; 2,2; 100,3; 101,4")
 }
+
+// A table comment survives a CREATE TABLE whose primary key is a separate
+// clause (mysqldump's form), and a primary key on a column prefix is
+// refused before the table exists.
+func TestCreateTableKeepsCommentAndRefusesPrefixKey(t *testing.T) {
+	h := newHarness(t)
+	h.setupDB()
+	h.mustQuery("CREATE TABLE c (id INT NOT NULL, s VARCHAR(20), PRIMARY KEY (id)) COMMENT='kept'")
+	if got := rowsString(h.mustQuery("SHOW CREATE TABLE c")); !strings.Contains(got, "COMMENT='kept'") {
+		t.Fatalf("comment lost: %s", got)
+	}
+	if _, err := h.query("CREATE TABLE p (s VARCHAR(20) NOT NULL, PRIMARY KEY (s(5)))"); err == nil || !strings.Contains(err.Error(), "prefix") {
+		t.Fatalf("prefix primary key: err = %v, want a refusal", err)
+	}
+	if _, err := h.query("SELECT * FROM p"); err == nil {
+		t.Fatal("the refused table exists")
+	}
+}

@@ -296,7 +296,15 @@ func refuseUnsupportedIndexes(ctx *sql.Context, table string) error {
 		if idx.Info.Fulltext || idx.Info.Spatial || idx.Info.Vector {
 			return fmt.Errorf("index %q on %s: the dpsql storage backend supports PRIMARY KEY, KEY and UNIQUE KEY indexes (no full-text, spatial or vector indexes)", name, table)
 		}
-		if name == "" || idx.Info.Primary {
+		if idx.Info.Primary {
+			for _, c := range idx.Columns {
+				if c.Length != nil {
+					return sql.ErrUnsupportedIndexPrefix.New(c.Column.String())
+				}
+			}
+			continue
+		}
+		if name == "" {
 			continue
 		}
 		if names[name] {
@@ -613,15 +621,8 @@ func (d *Database) AllViews(*sql.Context) ([]sql.ViewDefinition, error) {
 	return out, err
 }
 
-var _ sql.IndexedTableCreator = (*Database)(nil)
-
-// CreateIndexedTable is CREATE TABLE with a primary key on column prefixes,
-// which the store (like InnoDB for TEXT keys) does not support.
-func (d *Database) CreateIndexedTable(ctx *sql.Context, name string, sch sql.PrimaryKeySchema, idxDef sql.IndexDef, coll sql.CollationID) error {
-	for _, c := range idxDef.Columns {
-		if c.Length > 0 {
-			return sql.ErrUnsupportedIndexPrefix.New(c.Name)
-		}
-	}
-	return d.CreateTable(ctx, name, sch, coll, "")
-}
+// The store is not an sql.IndexedTableCreator: go-mysql-server would then
+// drop the table comment (which carries a dump's dpsql catalog, see
+// engine/dump.go). A primary key on column prefixes, which the store (like
+// InnoDB for TEXT keys) does not support, is refused by
+// refuseUnsupportedIndexes instead.
