@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/dolthub/go-mysql-server/sql"
 
@@ -22,6 +23,8 @@ type provider struct {
 	cat   *catalog.Catalog
 	// tfs are the table functions (histtf.go), by lower-case name.
 	tfs map[string]sql.TableFunction
+
+	viewCache sync.Map // database name → its dpsql views (viewsOf)
 }
 
 var (
@@ -63,9 +66,20 @@ func (p *provider) Database(ctx *sql.Context, name string) (sql.Database, error)
 // wrap adds the dpsql views to a user database.
 func (p *provider) wrap(db sql.Database) sql.Database {
 	if sdb, ok := db.(*store.Database); ok {
-		return &userDB{Database: sdb, views: p.views(sdb.Name())}
+		return &userDB{Database: sdb, views: p.viewsOf(sdb.Name())}
 	}
 	return db
+}
+
+// viewsOf caches the dpsql views of a database: they hold no state (their
+// rows are computed when read) and the engine resolves the database on
+// every statement.
+func (p *provider) viewsOf(db string) map[string]sql.Table {
+	if v, ok := p.viewCache.Load(db); ok {
+		return v.(map[string]sql.Table)
+	}
+	v, _ := p.viewCache.LoadOrStore(db, p.views(db))
+	return v.(map[string]sql.Table)
 }
 
 // userDB is a store database plus the dpsql views (restricted to it).
