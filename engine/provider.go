@@ -19,6 +19,9 @@ type provider struct {
 	views func(db string) map[string]sql.Table
 	procs sql.ExternalStoredProcedureRegistry
 	cat   *catalog.Catalog
+	// attached serves the tables attached from a MariaDB/MySQL backend
+	// (scale-out, issue 14); nil without a backend.
+	attached *attachedTables
 }
 
 var (
@@ -48,7 +51,7 @@ func (p *provider) Database(ctx *sql.Context, name string) (sql.Database, error)
 // wrap adds the dpsql views to a user database.
 func (p *provider) wrap(db sql.Database) sql.Database {
 	if sdb, ok := db.(*store.Database); ok {
-		return &userDB{Database: sdb, views: p.views(sdb.Name())}
+		return &userDB{Database: sdb, views: p.views(sdb.Name()), attached: p.attached}
 	}
 	return db
 }
@@ -57,19 +60,24 @@ func (p *provider) wrap(db sql.Database) sql.Database {
 // Embedding keeps every interface the store database implements.
 type userDB struct {
 	*store.Database
-	views map[string]sql.Table
+	views    map[string]sql.Table
+	attached *attachedTables
 }
 
 func (d *userDB) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
 	if v, ok := d.views[strings.ToLower(name)]; ok {
 		return v, true, nil
 	}
+	if t, ok := d.attached.table(d.Name(), name); ok {
+		return t, true, nil
+	}
 	return d.Database.GetTableInsensitive(ctx, name)
 }
 
 func (d *userDB) GetTableNames(ctx *sql.Context) ([]string, error) {
 	// The dpsql views are listed by AllViews, as VIEW (issue 12).
-	return d.Database.GetTableNames(ctx)
+	names, err := d.Database.GetTableNames(ctx)
+	return append(names, d.attached.names(d.Name())...), err
 }
 
 // AllViews adds the dpsql views to the database's own views.

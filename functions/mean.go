@@ -44,6 +44,9 @@ func (e *Env) dpMean(ctx *sql.Context, args []any) (any, error) {
 		return nil, err
 	}
 	return e.release(ctx, ref, "DP_MEAN", eps, 0, []budget.Event{m.Event()}, func() (any, error) {
+		if v, pushed, err := e.pushMean(ref, col, m); pushed { // scale-out (issue 14)
+			return v, err
+		}
 		acc := m.Accumulator()
 		stop := scanCheck(ctx)
 		if _, err := e.Store.ScanFloats(ref.db, ref.table, []string{col}, func(row []float64) error {
