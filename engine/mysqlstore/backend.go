@@ -186,14 +186,14 @@ func (b *Backend) describe(ctx context.Context, db, name string) (*table, error)
 	rows, err := b.pool.QueryContext(ctx, `SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY
 		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`, db, name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: describe %s.%s: %v", functions.ErrBackend, db, name, err)
+		return nil, b.fail("describe "+db+"."+name, err)
 	}
 	defer rows.Close()
 	t := &table{}
 	for rows.Next() {
 		var sdb, sname, col, dt, ct, nullable, ckey string
 		if err := rows.Scan(&sdb, &sname, &col, &dt, &ct, &nullable, &ckey); err != nil {
-			return nil, fmt.Errorf("%w: describe %s.%s: %v", functions.ErrBackend, db, name, err)
+			return nil, b.fail("describe "+db+"."+name, err)
 		}
 		t.db, t.name = sdb, sname
 		k, typ := mapType(dt, ct)
@@ -202,7 +202,7 @@ func (b *Backend) describe(ctx context.Context, db, name string) (*table, error)
 			PrimaryKey: ckey == "PRI", Source: sname, DatabaseSource: sdb})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("%w: describe %s.%s: %v", functions.ErrBackend, db, name, err)
+		return nil, b.fail("describe "+db+"."+name, err)
 	}
 	if len(t.schema) == 0 {
 		return nil, fmt.Errorf("table %s.%s does not exist on the backend", db, name)
@@ -287,15 +287,18 @@ func (b *Backend) TableSchema(db, name string) (gsql.Schema, error) {
 	return t.schema.Copy(), nil
 }
 
-// backendErr wraps a driver error as a backend failure.
-func backendErr(what string, err error) error {
+// fail turns a driver error into a backend failure: the driver's message
+// (it can name the backend's servers, shards and account) goes to the
+// server log only; callers see what failed on which public table.
+func (b *Backend) fail(what string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, functions.ErrKilled) {
 		return err
 	}
-	return fmt.Errorf("%w: %s: %v", functions.ErrBackend, what, err)
+	b.log.WithError(err).Warn("storage backend: " + what)
+	return fmt.Errorf("%w: %s failed (details in the server log)", functions.ErrBackend, what)
 }
 
 // countingConn counts the bytes of one backend connection.

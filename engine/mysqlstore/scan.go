@@ -17,18 +17,18 @@ import (
 func (b *Backend) snapshot(ctx context.Context, fn func(c *sql.Conn) error) error {
 	c, err := b.pool.Conn(ctx)
 	if err != nil {
-		return backendErr("connect", err)
+		return b.fail("connect", err)
 	}
 	defer c.Close()
 	if _, err := c.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ"); err != nil {
-		return backendErr("set isolation", err)
+		return b.fail("set isolation", err)
 	}
 	if _, err := c.ExecContext(ctx, "START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY"); err != nil {
-		return backendErr("start snapshot", err)
+		return b.fail("start snapshot", err)
 	}
 	ferr := fn(c)
 	if _, err := c.ExecContext(context.Background(), "ROLLBACK"); err != nil && ferr == nil {
-		ferr = backendErr("end snapshot", err)
+		ferr = b.fail("end snapshot", err)
 	}
 	return ferr
 }
@@ -73,7 +73,7 @@ func (b *Backend) RowCount(db, name string) (int64, error) {
 	}
 	var n int64
 	if err := b.pool.QueryRowContext(context.Background(), "SELECT COUNT(*) FROM "+t.from()).Scan(&n); err != nil {
-		return 0, backendErr("count rows of "+t.from(), err)
+		return 0, b.fail("count rows of "+t.from(), err)
 	}
 	return n, nil
 }
@@ -94,12 +94,12 @@ func (b *Backend) stream(db, name string, cols []string, fn func(vals []any, kin
 	err = b.snapshot(context.Background(), func(c *sql.Conn) error {
 		st, err := c.PrepareContext(context.Background(), "SELECT "+selectList(names)+" FROM "+t.from())
 		if err != nil {
-			return backendErr("prepare scan of "+t.from(), err)
+			return b.fail("prepare scan of "+t.from(), err)
 		}
 		defer st.Close()
 		rows, err := st.QueryContext(context.Background())
 		if err != nil {
-			return backendErr("scan "+t.from(), err)
+			return b.fail("scan "+t.from(), err)
 		}
 		defer rows.Close()
 		vals := make([]any, len(names))
@@ -109,14 +109,14 @@ func (b *Backend) stream(db, name string, cols []string, fn func(vals []any, kin
 		}
 		for rows.Next() {
 			if err := rows.Scan(ptrs...); err != nil {
-				return backendErr("read row of "+t.from(), err)
+				return b.fail("read row of "+t.from(), err)
 			}
 			if err := fn(vals, kinds); err != nil {
 				return err
 			}
 			n++
 		}
-		return backendErr("scan "+t.from(), rows.Err())
+		return b.fail("scan "+t.from(), rows.Err())
 	})
 	return n, err
 }

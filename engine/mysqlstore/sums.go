@@ -165,7 +165,7 @@ func (b *Backend) aggregate(t *table, terms []string) ([]float64, int64, error) 
 		for i := range raw {
 			dest[i+1] = &raw[i]
 		}
-		return backendErr("aggregate over "+t.from(), c.QueryRowContext(context.Background(), q.String()).Scan(dest...))
+		return b.fail("aggregate over "+t.from(), c.QueryRowContext(context.Background(), q.String()).Scan(dest...))
 	})
 	if err != nil {
 		return nil, 0, err

@@ -2,7 +2,6 @@ package mysqlstore
 
 import (
 	"database/sql"
-	"fmt"
 	"io"
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
@@ -57,20 +56,14 @@ func (t *Table) PartitionRows(ctx *gsql.Context, _ gsql.Partition) (gsql.RowIter
 	names, kinds, _ := t.t.columns(nil)
 	st, err := t.b.pool.PrepareContext(ctx, "SELECT "+selectList(names)+" FROM "+t.t.from())
 	if err != nil {
-		return nil, fmt.Errorf("table %s: %w", t.t.name, errPublic(err))
+		return nil, t.b.fail("read "+t.t.from(), err)
 	}
 	rows, err := st.QueryContext(ctx)
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("table %s: %w", t.t.name, errPublic(err))
+		return nil, t.b.fail("read "+t.t.from(), err)
 	}
-	return &rowIter{st: st, rows: rows, kinds: kinds}, nil
-}
-
-// errPublic hides the driver's message (it may name the backend server)
-// from SQL clients; the engine logs nothing here, the owner can retry.
-func errPublic(error) error {
-	return fmt.Errorf("the storage backend is unavailable")
+	return &rowIter{b: t.b, from: t.t.from(), st: st, rows: rows, kinds: kinds}, nil
 }
 
 type partIter struct{ done bool }
@@ -90,6 +83,8 @@ func (p *partIter) Next(*gsql.Context) (gsql.Partition, error) {
 func (p *partIter) Close(*gsql.Context) error { return nil }
 
 type rowIter struct {
+	b     *Backend
+	from  string
 	st    *sql.Stmt
 	rows  *sql.Rows
 	kinds []kind
@@ -98,7 +93,7 @@ type rowIter struct {
 func (it *rowIter) Next(*gsql.Context) (gsql.Row, error) {
 	if !it.rows.Next() {
 		if err := it.rows.Err(); err != nil {
-			return nil, errPublic(err)
+			return nil, it.b.fail("read "+it.from, err)
 		}
 		return nil, io.EOF
 	}
@@ -108,7 +103,7 @@ func (it *rowIter) Next(*gsql.Context) (gsql.Row, error) {
 		ptrs[i] = &vals[i]
 	}
 	if err := it.rows.Scan(ptrs...); err != nil {
-		return nil, errPublic(err)
+		return nil, it.b.fail("read "+it.from, err)
 	}
 	row := make(gsql.Row, len(vals))
 	for i, v := range vals {
