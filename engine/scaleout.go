@@ -151,3 +151,7 @@ func (e *Engine) scaleOutProcedures(pro *provider) []sql.ExternalStoredProcedure
 		{Name: "dp_detach", Schema: okSchema, Function: detach},
 	}
 }
+
+func (r routedRows) CountOutside(db, table, col string, lo, hi float64) (int64, bool, error) {
+	return r.my.CountOutside(db, table, col, lo, hi)
+}

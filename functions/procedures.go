@@ -105,14 +105,19 @@ func (e *Env) bounds(ctx *sql.Context, name, column string, lo, hi float64) (sql
 		return nil, fmt.Errorf("dp_bounds: bounds must be finite with lower < upper, got [%v, %v]", lo, hi)
 	}
 	// The owner may see their own data, so the error may count violations.
-	var bad int64
-	if _, err := e.Store.ScanFloats(ref.db, ref.table, []string{c}, func(row []float64) error {
-		if v := row[0]; !math.IsNaN(v) && (v < lo || v > hi) {
-			bad++
+	bad, pushed, err := e.pushCountOutside(ref, c, lo, hi) // scale-out (issue 14)
+	if err != nil {
+		return nil, fmt.Errorf("dp_bounds: %w", err)
+	}
+	if !pushed {
+		if _, err := e.Store.ScanFloats(ref.db, ref.table, []string{c}, func(row []float64) error {
+			if v := row[0]; !math.IsNaN(v) && (v < lo || v > hi) {
+				bad++
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("dp_bounds: scan: %w", err)
 		}
-		return nil
-	}); err != nil {
-		return nil, fmt.Errorf("dp_bounds: scan: %w", err)
 	}
 	if bad > 0 {
 		return nil, fmt.Errorf("dp_bounds: %d existing rows of %s have %s outside [%v, %v]; fix them or widen the bounds", bad, ref.key, c, lo, hi)

@@ -58,3 +58,12 @@ func (e *Env) pushLinReg(s *trainSpec, cfg linreg.Config, tr *linreg.Trainer) (*
 	}
 	return model, true, err
 }
+
+// pushCountOutside counts, on the backend, the rows dp_bounds would refuse.
+func (e *Env) pushCountOutside(ref tableRef, col string, lo, hi float64) (int64, bool, error) {
+	pd, ok := e.Store.(Pushdown)
+	if !ok {
+		return 0, false, nil
+	}
+	return pd.CountOutside(ref.db, ref.table, col, lo, hi)
+}

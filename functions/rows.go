@@ -32,6 +32,9 @@ type Pushdown interface {
 	// and c = Σ y′x′ of the rows mapped as mechanism.Prepared.Transform and
 	// linreg's label map (see LinearMap), summed exactly, rounded once.
 	LinearStats(db, table string, m LinearMap) (a, c []float64, n int64, ok bool, err error)
+	// CountOutside returns the number of rows whose col is not NULL and
+	// lies outside [lo, hi] (dp_bounds' check of existing rows).
+	CountOutside(db, table, col string, lo, hi float64) (n int64, ok bool, err error)
 }
 
 // LinearMap describes the per-row map of the linear mechanisms: feature j

@@ -84,50 +84,9 @@ func (b *Backend) LinearStats(db, name string, m functions.LinearMap) ([]float64
 	if !ok {
 		return nil, nil, 0, false, nil
 	}
-	d := len(m.Features)
-	if d == 0 || len(m.Mul) != d || len(m.Add) != d || !finite(m.Inv, m.LabelLo, m.LabelHi, m.Mid, m.Half, m.LabelNull) || !(m.Half > 0) {
+	terms, f, ok := linearTerms(t, m)
+	if !ok {
 		return nil, nil, 0, false, nil
-	}
-	names, kinds, err := t.columns(append(append([]string(nil), m.Features...), m.Label))
-	if err != nil {
-		return nil, nil, 0, false, nil
-	}
-	for _, k := range kinds {
-		if !numeric(k) {
-			return nil, nil, 0, false, nil
-		}
-	}
-	z := make([]string, 0, d+1)
-	for j := 0; j < d; j++ {
-		mul, add := m.Mul[j], m.Add[j]
-		if !finite(mul, add) || !(mul > 0) || math.Abs(add) >= 1e299 {
-			return nil, nil, 0, false, nil
-		}
-		// Go computes clamp(v·mul + add, −1, 1)·inv. |v| ≤ big keeps
-		// v·mul + add finite (MariaDB would raise an error on overflow);
-		// beyond it Go's value is ±inv (v·mul dominates add), written
-		// directly.
-		big := 1e300 / mul
-		v := quote(names[j])
-		z = append(z, "(CASE WHEN "+v+" IS NULL THEN 0e0"+
-			" WHEN "+v+" > "+lit(big)+" THEN "+lit(m.Inv)+
-			" WHEN "+v+" < "+lit(-big)+" THEN "+lit(-m.Inv)+
-			" ELSE LEAST(GREATEST("+v+" * "+lit(mul)+" + "+lit(add)+", -1e0), 1e0) * "+lit(m.Inv)+" END)")
-	}
-	f := d
-	if m.Intercept {
-		z = append(z, lit(m.Inv))
-		f++
-	}
-	y := "LEAST(GREATEST((" + clipExpr(names[d], m.LabelNull, m.LabelLo, m.LabelHi) + " - " + lit(m.Mid) + ") / " + lit(m.Half) + ", -1e0), 1e0)"
-	var terms []string
-	for j := 0; j < f; j++ {
-		for k := j; k < f; k++ {
-			terms = append(terms, "CAST("+z[j]+" * "+z[k]+" AS "+linScale+")")
-		}
-	}
-	for j := 0; j < f; j++ {
-		terms = append(terms, "CAST("+z[j]+" * "+y+" AS "+linScale+")")
 	}
 	out, n, err := b.aggregate(t, terms)
 	if err != nil {
@@ -145,9 +104,82 @@ func (b *Backend) LinearStats(db, name string, m functions.LinearMap) ([]float64
 	return a, c, n, true, nil
 }
 
-// aggregate runs SELECT COUNT(*), SUM(term)… FROM t in one snapshot and
-// returns the sums rounded to float64 (an empty table sums to 0).
-func (b *Backend) aggregate(t *table, terms []string) ([]float64, int64, error) {
+// LinearStatsQuery returns the aggregate statement LinearStats sends (for
+// benchmarks that run it directly on the backend).
+func (b *Backend) LinearStatsQuery(db, name string, m functions.LinearMap) (string, bool) {
+	t, ok := b.lookup(db, name)
+	if !ok {
+		return "", false
+	}
+	terms, _, ok := linearTerms(t, m)
+	if !ok {
+		return "", false
+	}
+	return aggregateSQL(t, terms), true
+}
+
+// linearTerms builds the per-row terms of A (upper triangle, row-major)
+// then c; ok = false when the map cannot be evaluated exactly in SQL.
+func linearTerms(t *table, m functions.LinearMap) ([]string, int, bool) {
+	d := len(m.Features)
+	if d == 0 || len(m.Mul) != d || len(m.Add) != d || !finite(m.Inv, m.LabelLo, m.LabelHi, m.Mid, m.Half, m.LabelNull) || !(m.Half > 0) {
+		return nil, 0, false
+	}
+	// clip(y) − mid must not overflow (MariaDB would raise an error where
+	// Go gives ±Inf): with |bounds| ≤ 10³⁰⁰ it cannot.
+	if math.Abs(m.LabelLo) > 1e300 || math.Abs(m.LabelHi) > 1e300 || math.Abs(m.Mid) > 1e300 {
+		return nil, 0, false
+	}
+	names, kinds, err := t.columns(append(append([]string(nil), m.Features...), m.Label))
+	if err != nil {
+		return nil, 0, false
+	}
+	for _, k := range kinds {
+		if !numeric(k) {
+			return nil, 0, false
+		}
+	}
+	z := make([]string, 0, d+1)
+	for j := 0; j < d; j++ {
+		mul, add := m.Mul[j], m.Add[j]
+		if !finite(mul, add) || !(mul > 0) || math.Abs(add) >= 1e299 {
+			return nil, 0, false
+		}
+		// Go computes clamp(v·mul + add, −1, 1)·inv. |v| ≤ big keeps
+		// v·mul + add finite (MariaDB would raise an error on overflow);
+		// beyond it Go's value is ±inv (v·mul dominates add), written
+		// directly.
+		// When 10³⁰⁰/mul overflows, mul < 10⁻⁸ and no double v can make
+		// v·mul + add overflow: no guard is needed.
+		big := 1e300 / mul
+		v := quote(names[j])
+		guard := ""
+		if !math.IsInf(big, 0) {
+			guard = " WHEN " + v + " > " + lit(big) + " THEN " + lit(m.Inv) +
+				" WHEN " + v + " < " + lit(-big) + " THEN " + lit(-m.Inv)
+		}
+		z = append(z, "(CASE WHEN "+v+" IS NULL THEN 0e0"+guard+
+			" ELSE LEAST(GREATEST("+v+" * "+lit(mul)+" + "+lit(add)+", -1e0), 1e0) * "+lit(m.Inv)+" END)")
+	}
+	f := d
+	if m.Intercept {
+		z = append(z, lit(m.Inv))
+		f++
+	}
+	y := "LEAST(GREATEST((" + clipExpr(names[d], m.LabelNull, m.LabelLo, m.LabelHi) + " - " + lit(m.Mid) + ") / " + lit(m.Half) + ", -1e0), 1e0)"
+	var terms []string
+	for j := 0; j < f; j++ {
+		for k := j; k < f; k++ {
+			terms = append(terms, "CAST("+z[j]+" * "+z[k]+" AS "+linScale+")")
+		}
+	}
+	for j := 0; j < f; j++ {
+		terms = append(terms, "CAST("+z[j]+" * "+y+" AS "+linScale+")")
+	}
+	return terms, f, true
+}
+
+func aggregateSQL(t *table, terms []string) string {
 	var q strings.Builder
 	q.WriteString("SELECT COUNT(*)")
 	for _, s := range terms {
@@ -157,6 +189,13 @@ func (b *Backend) aggregate(t *table, terms []string) ([]float64, int64, error) 
 	}
 	q.WriteString(" FROM ")
 	q.WriteString(t.from())
+	return q.String()
+}
+
+// aggregate runs SELECT COUNT(*), SUM(term)… FROM t in one snapshot and
+// returns the sums rounded to float64 (an empty table sums to 0).
+func (b *Backend) aggregate(t *table, terms []string) ([]float64, int64, error) {
+	q := aggregateSQL(t, terms)
 	raw := make([]sql.NullString, len(terms))
 	var n int64
 	err := b.snapshot(context.Background(), func(c *sql.Conn) error {
@@ -165,7 +204,7 @@ func (b *Backend) aggregate(t *table, terms []string) ([]float64, int64, error) 
 		for i := range raw {
 			dest[i+1] = &raw[i]
 		}
-		return b.fail("aggregate over "+t.from(), c.QueryRowContext(context.Background(), q.String()).Scan(dest...))
+		return b.fail("aggregate over "+t.from(), c.QueryRowContext(context.Background(), q).Scan(dest...))
 	})
 	if err != nil {
 		return nil, 0, err
@@ -182,4 +221,24 @@ func (b *Backend) aggregate(t *table, terms []string) ([]float64, int64, error) 
 		out[i], _ = v.Float64() // nearest float64, ties to even
 	}
 	return out, n, nil
+}
+
+// CountOutside implements functions.Pushdown: the rows whose col is not
+// NULL and lies outside [lo, hi] (owners' dp_bounds check; one statement).
+func (b *Backend) CountOutside(db, name, col string, lo, hi float64) (int64, bool, error) {
+	t, ok := b.lookup(db, name)
+	if !ok {
+		return 0, false, nil
+	}
+	names, kinds, err := t.columns([]string{col})
+	if err != nil || !numeric(kinds[0]) || !finite(lo, hi) {
+		return 0, false, nil
+	}
+	v := quote(names[0])
+	var n int64
+	q := "SELECT COUNT(*) FROM " + t.from() + " WHERE " + v + " < " + lit(lo) + " OR " + v + " > " + lit(hi)
+	if err := b.pool.QueryRowContext(context.Background(), q).Scan(&n); err != nil {
+		return 0, true, b.fail("check bounds on "+t.from(), err)
+	}
+	return n, true, nil
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# down.sh DIR — stop the servers started by up.sh DIR and remove DIR.
+# down.sh [-k] DIR — stop the servers started by up.sh DIR and remove DIR
+# (-k: keep DIR, so that up.sh DIR restarts the same cluster).
 set -uo pipefail
-DIR=${1:?usage: down.sh DIR}
+KEEP=0
+if [ "${1:-}" = -k ]; then KEEP=1; shift; fi
+DIR=${1:?usage: down.sh [-k] DIR}
 [ -d "$DIR" ] || exit 0
 pids=()
 for pidf in "$DIR"/*/pid; do
@@ -12,4 +15,4 @@ for pid in "${pids[@]}"; do
   for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
   kill -9 "$pid" 2>/dev/null
 done
-rm -rf "$DIR"
+[ "$KEEP" = 1 ] || rm -rf "$DIR"

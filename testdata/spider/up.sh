@@ -10,6 +10,7 @@
 # y), hash-partitioned on id across the shards; each shard holds the
 # InnoDB table dp.points with its part of the rows. ROWS=n (default 0)
 # fills it with n deterministic rows (x_j, y in [−1, 1]).
+# Run again on an existing DIR (after down.sh -k DIR) it restarts the servers.
 # Needs mariadbd and the Spider plugin (apt-get install -y mariadb-server
 # mariadb-plugin-spider). Tear down with down.sh DIR.
 set -euo pipefail
@@ -34,7 +35,7 @@ USER_OPT=()
 
 start() { # name port
   local name=$1 port=$2 d="$DIR/$1"
-  mkdir -p "$d"
+  mkdir -p "$d/tmp"
   if [ ! -d "$d/data/mysql" ]; then
     # One system-table install, copied for every server (it is the slow part).
     if [ ! -d "$DIR/.template/mysql" ]; then
@@ -45,7 +46,7 @@ start() { # name port
   fi
   mariadbd --no-defaults "${USER_OPT[@]}" --datadir="$d/data" --socket="$d/sock" --port="$port" \
     --bind-address=127.0.0.1 --pid-file="$d/pid" --log-error="$d/error.log" --skip-name-resolve \
-    --innodb-buffer-pool-size=${BUFFER_POOL:-256M} --innodb-flush-log-at-trx-commit=2 --max-connections=200 \
+    --tmpdir="$d/tmp" --innodb-buffer-pool-size=${BUFFER_POOL:-256M} --innodb-flush-log-at-trx-commit=2 --max-connections=200 \
     --plugin-load-add=ha_spider --spider-direct-order-limit=1 >/dev/null 2>&1 &
   for _ in $(seq 1 120); do
     [ -S "$d/sock" ] && mariadb --no-defaults -uroot --socket="$d/sock" -e 'SELECT 1' >/dev/null 2>&1 && return 0
@@ -55,6 +56,16 @@ start() { # name port
 }
 
 sqlc() { local name=$1; shift; mariadb --no-defaults -uroot --socket="$DIR/$name/sock" "$@"; }
+
+# Restart of a cluster made earlier in DIR: same ports, same data.
+if [ -f "$DIR/env" ]; then
+  . "$DIR/env"
+  start head "$HEAD_PORT"
+  i=0
+  for p in $SHARD_PORTS; do i=$((i + 1)); start "s$i" "$p"; done
+  echo "spider cluster restarted in $DIR: head 127.0.0.1:$HEAD_PORT, shards $SHARD_PORTS"
+  exit 0
+fi
 
 cols="id BIGINT NOT NULL PRIMARY KEY"
 for j in $(seq 1 20); do cols="$cols, x$j DOUBLE"; done
