@@ -145,21 +145,18 @@ func linearTerms(t *table, m functions.LinearMap) ([]string, int, bool) {
 		if !finite(mul, add) || !(mul > 0) || math.Abs(add) >= 1e299 {
 			return nil, 0, false
 		}
-		// Go computes clamp(v·mul + add, −1, 1)·inv. |v| ≤ big keeps
-		// v·mul + add finite (MariaDB would raise an error on overflow);
-		// beyond it Go's value is ±inv (v·mul dominates add), written
-		// directly.
-		// When 10³⁰⁰/mul overflows, mul < 10⁻⁸ and no double v can make
-		// v·mul + add overflow: no guard is needed.
-		big := 1e300 / mul
+		// Go computes clamp(v·mul + add, −1, 1)·inv. Clamping v to
+		// [−big, big] first keeps v·mul + add finite (MariaDB raises an
+		// error on overflow where Go gets ±Inf) and changes nothing Go
+		// would compute: beyond big, v·mul dominates add and both clamp
+		// to ±1. When 10³⁰⁰/mul overflows, mul < 10⁻⁸ and no double v can
+		// overflow: no inner clamp. NULL stays NULL, and SUM skips the
+		// term: the same sum as Go's 0·x.
 		v := quote(names[j])
-		guard := ""
-		if !math.IsInf(big, 0) {
-			guard = " WHEN " + v + " > " + lit(big) + " THEN " + lit(m.Inv) +
-				" WHEN " + v + " < " + lit(-big) + " THEN " + lit(-m.Inv)
+		if big := 1e300 / mul; !math.IsInf(big, 0) {
+			v = "LEAST(GREATEST(" + v + ", " + lit(-big) + "), " + lit(big) + ")"
 		}
-		z = append(z, "(CASE WHEN "+v+" IS NULL THEN 0e0"+guard+
-			" ELSE LEAST(GREATEST("+v+" * "+lit(mul)+" + "+lit(add)+", -1e0), 1e0) * "+lit(m.Inv)+" END)")
+		z = append(z, "(LEAST(GREATEST("+v+" * "+lit(mul)+" + "+lit(add)+", -1e0), 1e0) * "+lit(m.Inv)+")")
 	}
 	f := d
 	if m.Intercept {
