@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dpsql/dpsql/engine"
@@ -141,10 +142,18 @@ func createSingle(t testing.TB, db, name, cols string) {
 }
 
 func startBackendServer(t testing.TB, dir string) *testServer {
+	return startBackendServerWith(t, dir, nil)
+}
+
+// startBackendServerWith calls prepare on the engine before it serves.
+func startBackendServerWith(t testing.TB, dir string, prepare func(*engine.Engine)) *testServer {
 	t.Helper()
 	e, err := engine.Open(engine.Options{DataDir: dir, RootPassword: rootPW, Log: quietLog(), BackendDSN: spiderDSN()})
 	if err != nil {
 		t.Fatalf("open engine with the MariaDB backend: %v", err)
+	}
+	if prepare != nil {
+		prepare(e)
 	}
 	srv, err := e.NewServer("127.0.0.1:0")
 	if err != nil {
@@ -453,7 +462,11 @@ func TestScaleOutShardDown(t *testing.T) {
 	// pointed at a dead port once the table is protected.
 	createShardedVia(t, "down", "pts", pointCols, "s2down")
 	insertRows(t, headConn(t), "down.pts", renderRows(inBounds(pointRows(100, true))))
-	ts := startBackendServer(t, t.TempDir())
+	var down *downAfterCount
+	ts := startBackendServerWith(t, t.TempDir(), func(e *engine.Engine) {
+		down = &downAfterCount{Rows: e.Env.Store}
+		e.Env.Store = down
+	})
 	root := ts.connect("root", rootPW, "")
 	mustExec(t, root, "CREATE USER ana IDENTIFIED BY 'ana-pw'")
 	mustExec(t, root, "CALL dp_attach('down.pts')")
@@ -479,7 +492,7 @@ func TestScaleOutShardDown(t *testing.T) {
 
 	// Down between planning and reading: the charge stays, the analyst
 	// gets the backend error, the ledger says failed.
-	ts.e.Env.Store = downAfterCount{ts.e.Env.Store}
+	down.fake.Store(true)
 	err = wantErr(t, ana, "SELECT DP_MEAN('pts', 'x2', 0.5)", "storage backend failed", "charge is kept")
 	if backendLeak(err) {
 		t.Fatalf("error leaks the backend: %v", err)
@@ -496,18 +509,26 @@ func TestScaleOutShardDown(t *testing.T) {
 	}
 }
 
-// downAfterCount answers the row count from a fixed public value (as if
-// the shard failed after planning): the release is planned and charged,
-// then its aggregate reaches the dead shard.
-type downAfterCount struct{ functions.Rows }
+// downAfterCount, once fake is set, answers the row count from a fixed
+// public value (as if the shard failed after planning): the release is
+// planned and charged, then its aggregate reaches the dead shard.
+type downAfterCount struct {
+	functions.Rows
+	fake atomic.Bool
+}
 
-func (d downAfterCount) RowCount(db, table string) (int64, error) { return 100, nil }
+func (d *downAfterCount) RowCount(db, table string) (int64, error) {
+	if d.fake.Load() {
+		return 100, nil
+	}
+	return d.Rows.RowCount(db, table)
+}
 
-func (d downAfterCount) ShiftedSum(db, table, col string, lo, hi float64) (float64, int64, bool, error) {
+func (d *downAfterCount) ShiftedSum(db, table, col string, lo, hi float64) (float64, int64, bool, error) {
 	return d.Rows.(functions.Pushdown).ShiftedSum(db, table, col, lo, hi)
 }
 
-func (d downAfterCount) LinearStats(db, table string, m functions.LinearMap) ([]float64, []float64, int64, bool, error) {
+func (d *downAfterCount) LinearStats(db, table string, m functions.LinearMap) ([]float64, []float64, int64, bool, error) {
 	return d.Rows.(functions.Pushdown).LinearStats(db, table, m)
 }
 
@@ -547,6 +568,6 @@ func TestScaleOutBypassSuite(t *testing.T) {
 	runBypassSuite(t, ts, root)
 }
 
-func (d downAfterCount) CountOutside(db, table, col string, lo, hi float64) (int64, bool, error) {
+func (d *downAfterCount) CountOutside(db, table, col string, lo, hi float64) (int64, bool, error) {
 	return d.Rows.(functions.Pushdown).CountOutside(db, table, col, lo, hi)
 }
