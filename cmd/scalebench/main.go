@@ -27,6 +27,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/mechanism/linreg"
 )
@@ -284,6 +285,6 @@ func (b *bench) importEmbedded(db, name string, cols []string) error {
 		w.Flush()
 		pw.CloseWithError(err)
 	}()
-	_, err := b.e.Store.ImportCSV("emb", name, pr, storeImportOptions())
+	_, err := b.e.Store.ImportCSV("emb", name, pr, store.ImportOptions{})
 	return err
 }
