@@ -25,6 +25,10 @@ type provider struct {
 	tfs map[string]sql.TableFunction
 
 	viewCache sync.Map // database name → its dpsql views (viewsOf)
+
+	// attached serves the tables attached from a MariaDB/MySQL backend
+	// (scale-out, issue 14); nil without a backend.
+	attached *attachedTables
 }
 
 var (
@@ -66,7 +70,7 @@ func (p *provider) Database(ctx *sql.Context, name string) (sql.Database, error)
 // wrap adds the dpsql views to a user database.
 func (p *provider) wrap(db sql.Database) sql.Database {
 	if sdb, ok := db.(*store.Database); ok {
-		return &userDB{Database: sdb, views: p.viewsOf(sdb.Name())}
+		return &userDB{Database: sdb, views: p.viewsOf(sdb.Name()), attached: p.attached}
 	}
 	return db
 }
@@ -86,19 +90,24 @@ func (p *provider) viewsOf(db string) map[string]sql.Table {
 // Embedding keeps every interface the store database implements.
 type userDB struct {
 	*store.Database
-	views map[string]sql.Table
+	views    map[string]sql.Table
+	attached *attachedTables
 }
 
 func (d *userDB) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
 	if v, ok := d.views[strings.ToLower(name)]; ok {
 		return v, true, nil
 	}
+	if t, ok := d.attached.table(d.Name(), name); ok {
+		return t, true, nil
+	}
 	return d.Database.GetTableInsensitive(ctx, name)
 }
 
 func (d *userDB) GetTableNames(ctx *sql.Context) ([]string, error) {
 	// The dpsql views are listed by AllViews, as VIEW (issue 12).
-	return d.Database.GetTableNames(ctx)
+	names, err := d.Database.GetTableNames(ctx)
+	return append(names, d.attached.names(d.Name())...), err
 }
 
 // AllViews adds the dpsql views to the database's own views.

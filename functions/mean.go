@@ -72,6 +72,11 @@ func (e *Env) planMean(ctx *sql.Context, args []any) (*releasePlan, error) {
 		hyper:       map[string]any{"lower_bound": b.Lo, "upper_bound": b.Hi},
 		info:        map[string]any{"column": col, "n": n},
 		compute: func() (any, error) {
+			if tf := e.Reads(ref.key, []string{col})[0].Transform; tf == "" { // scale-out (issue 14); transforms are applied on read
+				if v, pushed, err := e.pushMean(ref, col, m); pushed {
+					return v, err
+				}
+			}
 			acc := m.Accumulator()
 			stop := scanCheck(ctx)
 			if _, err := e.scanDP(ref, []string{col}, func(row []float64) error {

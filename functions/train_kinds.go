@@ -88,6 +88,9 @@ func planLinReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 		params: paramString("kind", mechanism.KindLinReg, "delta", delta, "label", s.label, "features", s.features),
 		scales: tr.Params()}
 	p.train = func() (*mechanism.Model, error) {
+		if m, pushed, err := e.pushLinReg(&p.spec, cfg, tr); pushed { // scale-out (issue 14)
+			return m, err
+		}
 		X, y, err := e.loadRegression(p.spec)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", p.spec.ref.key, err)
