@@ -21,8 +21,8 @@ import (
 //	J(θ) = Σᵢ ℓ(θ; xᵢ, yᵢ) + (Λ/2)‖θ‖² + bᵀθ.
 //
 // It is (ε_b + ε_J)-DP with ε_b = 2g₁/β (g₁ the ℓ₁ bound of one row's
-// gradient) and ε_J = r·log(1 + c/Λ) (r the rank and c the norm bound of one
-// row's Hessian). The implementation draws b from coupled normals
+// gradient) and ε_J = r·log(1 + t/(rΛ)) (r the rank and t the trace bound of
+// one row's Hessian). The implementation draws b from coupled normals
 // (b = β(N₁² + N₂² − N₃² − N₄²)/2 is Laplace(β) exactly), minimises J by
 // projected gradient descent for a public number of steps and releases the
 // iterate through amp.NewLaplace with a public a-priori radius.
@@ -37,15 +37,18 @@ const (
 const (
 	// ObjectiveOutputShare is ε_out/ε, the output step's share.
 	ObjectiveOutputShare = 1.0 / 64
-	// ObjectiveJacobianShare caps ε_J/ε: Λ ≥ c/expm1(share·ε/r).
+	// ObjectiveJacobianShare caps ε_J/ε: Λ ≥ t/(r·expm1(share·ε/r)).
 	ObjectiveJacobianShare = 0.125
 	// ObjectiveWork bounds the default T·n·D (multiply-adds of the solver
 	// are about 4·T·n·D): Λ grows until the needed steps fit.
-	ObjectiveWork = 4e9
+	ObjectiveWork = 1e10
 	// ObjectiveRidgeScale is s in the statistical default
 	// Λ_stat = s·√D·β/√F: the ridge balancing the noise ‖b‖/Λ against the
-	// bias of a prior ‖θ‖ ≈ √F/s (unit weights on the [−1, 1] features).
-	ObjectiveRidgeScale = 1.0
+	// bias of a prior ‖θ‖ ≈ √F/s (weights 1/s on the [−1, 1] features).
+	// s = 1/4 from the AUTO harness on synthetic training data (ε = 1,
+	// n = 10⁴, d = 10: s = 1 gave 0.80 (K = 2) and 0.55 (K = 5), λ = 3·10⁻⁴
+	// and 10⁻³ gave 0.83 and 0.68; docs/mechanisms/logreg.md §9).
+	ObjectiveRidgeScale = 0.25
 	// objectiveAccuracy is the solver's target radius relative to the
 	// per-coordinate noise β/Λ the ideal mechanism adds to θ.
 	objectiveAccuracy = 0x1p-20
@@ -61,28 +64,38 @@ type objPlan struct {
 	steps     int     // T
 	theta     float64 // Θ: ‖θ*‖ ≤ Θ, the projection radius
 	epsB      float64 // ε_b = 2g₁/β
-	epsJ      float64 // ε_J = r·log1p(c/Λ)
+	epsJ      float64 // ε_J = r·log1p(t/(rΛ))
 	slack     float64 // 2η, the coupling slack
 	rSolve    float64 // a-priori ‖θ̂_T − θ*(b̂)‖
 	rNoise    float64 // ‖θ*(b̂) − θ*(b*)‖ from the noise cells
 	step      amp.Step
 	rowL2     float64 // ℓ₂ bound of one row's gradient (κ̂ included)
 	hessRank  int
-	hessNorm  float64
+	hessTrace float64
 	gradL1Row float64
 }
 
 // objConsts returns the loss constants for K′ vectors of F features:
-// ℓ₂ and ℓ₁ bounds of one row's gradient r ⊗ x, and the norm c and rank r
-// of one row's Hessian (binary: σ(1−σ)xxᵀ, c = 1/4, rank 1; multinomial:
-// (diag p − ppᵀ) ⊗ xxᵀ, c = 1/2 by Gershgorin, rank ≤ K − 1), with κ̂.
-func objConsts(f, kp int, binary bool) (l2, l1, c float64, rank int) {
+// ℓ₂ and ℓ₁ bounds of one row's gradient r ⊗ x, and the trace bound t and
+// rank r of one row's Hessian H (binary: σ(1−σ)xxᵀ, t = κ̂²/4, rank 1;
+// multinomial: (diag p − ppᵀ) ⊗ xxᵀ, t = (1 − Σp²)‖x‖² ≤ (1 − 1/K)κ̂²,
+// rank ≤ K − 1). The Jacobian term is ε_J = r·log(1 + t/(rΛ)): with B ⪰ ΛI
+// the common part, det(B + H)/det(B + H′) ≤ det(I + B^(−½)HB^(−½)) ≤
+// (1 + tr(B⁻¹H)/r)^r ≤ (1 + t/(rΛ))^r (AM–GM over the r non-zero
+// eigenvalues).
+func objConsts(f, kp int, binary bool) (l2, l1, t float64, rank int) {
 	k2 := kappaHat * kappaHat
 	sf := math.Sqrt(float64(f))
 	if binary {
 		return kappaHat, sf * kappaHat, k2 / 4, 1
 	}
-	return math.Sqrt2 * kappaHat, 2 * sf * kappaHat, k2 / 2, kp - 1
+	return math.Sqrt2 * kappaHat, 2 * sf * kappaHat, (1 - 1/float64(kp)) * k2, kp - 1
+}
+
+// jacobianEps is ε_J = r·log1p(t/(rΛ)).
+func jacobianEps(t float64, rank int, lam float64) float64 {
+	r := float64(rank)
+	return r * math.Log1p(t/(r*lam))
 }
 
 // planObjective calibrates the pure-ε objective perturbation from public
@@ -101,12 +114,13 @@ func planObjective(cfg Config, f, kp int, binary bool) (*objPlan, error) {
 	eps := cfg.Epsilon
 	p := &objPlan{d: kp * f, f: f, kp: kp}
 	D := float64(p.d)
-	p.rowL2, p.gradL1Row, p.hessNorm, p.hessRank = objConsts(f, kp, binary)
+	p.rowL2, p.gradL1Row, p.hessTrace, p.hessRank = objConsts(f, kp, binary)
 	// Coupling: 4D coupled normals.
 	p.slack = 2 * 4 * D * noise.CoupledNormalRatio
 	epsOut := ObjectiveOutputShare * eps
 	// Λ: the statistical default, raised for the Jacobian cap and the work cap.
-	lamJ := p.hessNorm / math.Expm1(ObjectiveJacobianShare*eps/float64(max(p.hessRank, 1)))
+	r := float64(p.hessRank)
+	lamJ := p.hessTrace / (r * math.Expm1(ObjectiveJacobianShare*eps/r)) * (1 + 1e-12)
 	var lam float64
 	if cfg.Lambda > 0 {
 		lam = cfg.Lambda * n
@@ -142,7 +156,7 @@ func (p *objPlan) fill(nRows int, eps, epsOut, lam float64) error {
 	n := float64(nRows)
 	D := float64(p.d)
 	p.lambda = lam
-	p.epsJ = float64(p.hessRank) * math.Log1p(p.hessNorm/lam)
+	p.epsJ = jacobianEps(p.hessTrace, p.hessRank, lam)
 	p.epsB = eps - epsOut - p.epsJ - p.slack
 	if !(p.epsB > 0) {
 		return fmt.Errorf("epsilon %v leaves nothing for the noise after the Jacobian term %v", eps, p.epsJ)
@@ -152,7 +166,8 @@ func (p *objPlan) fill(nRows int, eps, epsOut, lam float64) error {
 	if min := noise.LaplaceMinEpsilon(p.d); epsOut < min {
 		return fmt.Errorf("epsilon %v is too small for the output step", eps)
 	}
-	p.smooth = n*p.hessNorm + lam
+	// ‖∇²ℓ‖ ≤ κ̂²/4 (binary) or κ̂²/2 (Gershgorin on diag p − ppᵀ).
+	p.smooth = n*p.hessMax() + lam
 	// Typical region of the ideal noise: ‖b*‖₁ ≤ β(4D + 2000) (a Gamma(D)
 	// tail below e^(−1500)); b̂ is within √D·β·2⁻²⁹ of b*. Stationarity
 	// gives Λ‖θ*‖ ≤ ‖Σ∇ℓ‖ + ‖b‖.
@@ -214,6 +229,14 @@ func (p *objPlan) errStep(nRows int) float64 {
 	mag := n*p.rowL2 + p.lambda*p.theta + bMax
 	eUpd := (eG+5*unitRoundoff*mag)/p.smooth + 5*unitRoundoff*(p.theta+mag/p.smooth) + gamma(f+4)*p.theta
 	return 2 * eUpd
+}
+
+// hessMax bounds the norm of one row's Hessian.
+func (p *objPlan) hessMax() float64 {
+	if p.kp == 1 {
+		return kappaHat * kappaHat / 4
+	}
+	return kappaHat * kappaHat / 2
 }
 
 // bMax bounds ‖b̂‖₂ on the typical region: ‖b*‖₂ ≤ ‖b*‖₁ ≤ β(4D + 2000)
