@@ -30,3 +30,24 @@ func TestDPTrainLogRegObjective(t *testing.T) {
 	wantErr(t, ana, "SELECT DP_TRAIN('iris', 1, 'logreg', 'method=objective; delta=0; steps=5')", "steps")
 	wantErr(t, ana, "SELECT DP_TRAIN('iris', 1, 'logreg', 'method=newton; delta=0')", "method")
 }
+
+// TestDPTrainAutoPureObjective: auto with δ = 0 on a classification table
+// plans logreg's objective method.
+func TestDPTrainAutoPureObjective(t *testing.T) {
+	ts := demoServer(t)
+	ana := ts.connect("analyst", "analyst", "demo")
+	var s string
+	if err := ana.QueryRow("SELECT DP_TRAIN('wine', 1, 'auto', 'delta=0; dry_run=1')").Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	var plan struct {
+		Kind        string             `json:"kind"`
+		Calibration map[string]float64 `json:"calibration"`
+	}
+	if err := json.Unmarshal([]byte(s), &plan); err != nil {
+		t.Fatalf("dry run %q: %v", s, err)
+	}
+	if plan.Kind != "logreg" || plan.Calibration["method_objective"] != 1 {
+		t.Fatalf("auto δ=0 plan %s", s)
+	}
+}
