@@ -82,19 +82,24 @@ func LDANoiseEdge(in Inputs) (e float64, ok bool) {
 // release), ahead of lda on every synthetic and shared/ cell measured
 // except where lda's covariance noise is negligible, E ≤ LDAEdge — then
 // lda. Pure ε (δ = 0): logreg with method=objective (objective
-// perturbation, docs/mechanisms/logreg.md §12), ahead of lda or tied on
-// every synthetic cell measured (docs/mechanisms/auto.md, Table 3b); lda
-// where it cannot be planned. The caller passes method=objective
+// perturbation, docs/mechanisms/logreg.md §12) for K ≤ PureMaxClasses
+// while the solver's work cap raises its ridge at most PureMaxCapRatio×
+// (ahead of lda or tied on those synthetic cells, docs/mechanisms/auto.md
+// Table 3b); lda otherwise. The caller passes method=objective
 // (PureMethod) to logreg when δ = 0.
 func Choose(in Inputs) (kind, why string) {
 	if !in.Classification {
 		return "linreg", fmt.Sprintf("regression (n=%d, d=%d): AdaSSP sufficient statistics", in.N, in.D)
 	}
 	if in.Delta == 0 {
-		if err := objectiveFits(in); err != nil {
-			return "lda", fmt.Sprintf("classification, pure ε (n=%d, d=%d, K=%d): noisy sufficient statistics, shared covariance (logreg objective cannot be planned: %v)", in.N, in.D, in.K, err)
+		if in.K > PureMaxClasses {
+			return "lda", fmt.Sprintf("classification, pure ε (n=%d, d=%d, K=%d > %d): noisy sufficient statistics, shared covariance", in.N, in.D, in.K, PureMaxClasses)
 		}
-		return "logreg", fmt.Sprintf("classification, pure ε (n=%d, d=%d, K=%d): logreg objective perturbation (method=%s)", in.N, in.D, in.K, logreg.MethodObjective)
+		ratio, err := objectiveCap(in)
+		if err != nil || ratio > PureMaxCapRatio {
+			return "lda", fmt.Sprintf("classification, pure ε (n=%d, d=%d, K=%d): noisy sufficient statistics, shared covariance (logreg objective: cap ratio %.3g, %v)", in.N, in.D, in.K, ratio, err)
+		}
+		return "logreg", fmt.Sprintf("classification, pure ε (n=%d, d=%d, K=%d): logreg objective perturbation (method=%s, ridge cap ratio %.3g ≤ %g)", in.N, in.D, in.K, logreg.MethodObjective, ratio, PureMaxCapRatio)
 	}
 	e, ok := LDANoiseEdge(in)
 	if ok && e <= LDAEdge {
@@ -109,13 +114,26 @@ func Choose(in Inputs) (kind, why string) {
 // PureMethod is the logreg method auto uses when δ = 0.
 const PureMethod = logreg.MethodObjective
 
-// objectiveFits plans logreg's pure-ε objective release for the public
-// inputs.
-func objectiveFits(in Inputs) error {
+// PureMaxClasses and PureMaxCapRatio delimit where auto uses the
+// objective method at δ = 0 (docs/mechanisms/auto.md, Table 3b): K ≤ 5
+// (K = 20 lost to lda at d = 10, n = 5000 and 10⁴) and a default ridge
+// raised by the solver's work cap at most 4× (n = 10⁵, d = 10: 35×, lost
+// to lda 0.823 vs 0.850).
+const (
+	PureMaxClasses  = 5
+	PureMaxCapRatio = 4.0
+)
+
+// objectiveCap plans logreg's pure-ε objective release for the public
+// inputs and returns how far the work cap raised its ridge.
+func objectiveCap(in Inputs) (float64, error) {
 	cfg := planConfig(in)
 	cfg.Method = logreg.MethodObjective
-	_, err := logreg.Plan(cfg)
-	return err
+	t, err := logreg.Plan(cfg)
+	if err != nil {
+		return 0, err
+	}
+	return t.Params()["work_cap_ratio"], nil
 }
 
 // planConfig is the logreg configuration of the public inputs (bounds

@@ -73,6 +73,7 @@ type objPlan struct {
 	hessRank  int
 	hessTrace float64
 	gradL1Row float64
+	capRatio  float64 // Λ over the default before the work cap (1: not raised)
 }
 
 // objConsts returns the loss constants for K′ vectors of F features:
@@ -132,6 +133,7 @@ func planObjective(cfg Config, f, kp int, binary bool) (*objPlan, error) {
 		beta0 := 2 * p.gradL1Row / epsB0
 		lam = math.Max(lamJ, ObjectiveRidgeScale*math.Sqrt(D)*beta0/math.Sqrt(float64(f)))
 	}
+	lam0 := lam
 	maxSteps := math.Floor(ObjectiveWork / (n * D))
 	for iter := 0; ; iter++ {
 		if iter > 400 {
@@ -145,6 +147,7 @@ func planObjective(cfg Config, f, kp int, binary bool) (*objPlan, error) {
 		}
 		lam *= 1.25
 	}
+	p.capRatio = p.lambda / lam0
 	if work := float64(p.steps) * n * D; work > MaxWork {
 		return nil, fmt.Errorf("steps·n·K·F = %.3g exceeds the training limit %.3g; raise lambda", work, float64(MaxWork))
 	}
@@ -321,6 +324,7 @@ func (t *Trainer) objParams() map[string]float64 {
 		"epsilon_noise": p.epsB, "epsilon_jacobian": p.epsJ, "coupling_slack": p.slack,
 		"steps": float64(p.steps), "smoothness": p.smooth, "theta_bound": p.theta,
 		"radius": p.step.Radius, "output_epsilon": p.step.Epsilon, "output_scale": p.step.Scale,
+		"work_cap_ratio": p.capRatio,
 	}
 }
 
