@@ -157,7 +157,7 @@ func run(o options, log *logrus.Logger) error {
 	}
 	rev := gitRev(o.repo)
 	resPath := filepath.Join(o.out, "accuracy.csv")
-	done, err := readDone(resPath, rev, o.work)
+	done, err := readDone(resPath, rev)
 	if err != nil {
 		return err
 	}
@@ -329,8 +329,9 @@ func oneLine(s string) string {
 }
 
 // readDone counts the finished runs of each cell at revision rev. Rows of
-// another revision are moved aside to the work directory first.
-func readDone(path, rev, work string) (map[string]int, error) {
+// other revisions stay in the file: the page shows, per cell, the newest
+// revision measured and marks cells not measured at the newest one.
+func readDone(path, rev string) (map[string]int, error) {
 	done := map[string]int{}
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -344,28 +345,10 @@ func readDone(path, rev, work string) (map[string]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if len(recs) == 0 {
-		return done, nil
-	}
-	var keep, other [][]string
-	for _, r := range recs[1:] {
-		if r[0] == rev {
-			keep = append(keep, r)
-		} else {
-			other = append(other, r)
+	for i, r := range recs {
+		if i == 0 || r[0] != rev {
+			continue
 		}
-	}
-	if len(other) > 0 {
-		aside := filepath.Join(work, fmt.Sprintf("accuracy-%s.csv", time.Now().UTC().Format("20060102T150405")))
-		if err := writeAll(aside, append([][]string{csvHeader}, other...)); err != nil {
-			return nil, err
-		}
-		if err := writeAll(path, append([][]string{csvHeader}, keep...)); err != nil {
-			return nil, err
-		}
-		fmt.Fprintf(os.Stderr, "%d rows of other revisions moved to %s\n", len(other), aside)
-	}
-	for _, r := range keep {
 		eps, _ := strconv.ParseFloat(r[8], 64)
 		done[cellKey(r[1], r[6], eps)]++
 	}
