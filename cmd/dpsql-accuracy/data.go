@@ -510,8 +510,10 @@ func (d *dataset) writeSplit(dir string) (train, test string, err error) {
 	return train, test, nil
 }
 
+// writeCSV writes to a temporary file and renames it, so that a reader
+// (the baselines script) never sees a half-written split.
 func (d *dataset) writeCSV(path string, X [][]float64, c []string, y []float64) error {
-	f, err := os.Create(path)
+	f, err := os.CreateTemp(filepath.Dir(path), ".split-*")
 	if err != nil {
 		return fmt.Errorf("create %s: %w", path, err)
 	}
@@ -532,9 +534,14 @@ func (d *dataset) writeCSV(path string, X [][]float64, c []string, y []float64) 
 	w.Flush()
 	if err := w.Error(); err != nil {
 		f.Close()
+		os.Remove(f.Name())
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // bounds writes the declaration as JSON for the baselines script.
