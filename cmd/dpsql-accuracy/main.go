@@ -216,15 +216,27 @@ func run(o options, log *logrus.Logger) error {
 				if !phase[kind] || !wanted(o.kinds, kind) {
 					continue
 				}
-				runs := o.runs
-				if slowKinds[kind] && ds.rows >= slowN {
-					runs = min(runs, o.slowRuns)
-				}
 				timedOut := ""
 				for _, es := range o.eps {
 					eps, err := strconv.ParseFloat(es, 64)
 					if err != nil {
 						return fmt.Errorf("bad ε %q", es)
+					}
+					runs := o.runs
+					if ds.rows >= slowN {
+						k := kind
+						if (kind == "auto" || kind == kindAutoPure) && eps != 1 {
+							// auto at ε ≠ 1 counts as the kind it would
+							// train (asked with dry_run, which spends
+							// nothing); at ε = 1, the goals' cell, it
+							// always gets the full runs.
+							if k, err = srv.autoKind(ds, kind, eps); err != nil {
+								return err
+							}
+						}
+						if slowKinds[k] {
+							runs = min(runs, o.slowRuns)
+						}
 					}
 					if timedOut, err = runCell(srv, w, ds, kind, eps, runs, done, rev, o.timeout, timedOut, log); err != nil {
 						return err

@@ -135,6 +135,10 @@ func TestOneCallOverTheWire(t *testing.T) {
 	if !(out.value > 0.5 && out.value <= 1) {
 		t.Fatalf("test accuracy %v", out.value)
 	}
+	k, err := srv.autoKind(ds, kindAutoPure, 1)
+	if err != nil || !wanted(classKinds, k) || k == "auto" {
+		t.Fatalf("dry run of auto: kind %q, %v", k, err)
+	}
 	// The table's own budget is untouched: each call had a fresh one.
 	if _, err := srv.e.Budget.Status(benchDB + "." + ds.name); err == nil {
 		t.Fatal("the engine's accountant has a budget for the table; calls should use fresh accountants")

@@ -224,6 +224,32 @@ func (s *server) train(ds *dataset, kind string, eps, deltaTotal float64, timeou
 	return o, nil
 }
 
+// autoKind asks DP_TRAIN(t, ε, 'auto', 'dry_run=1') which kind the
+// default call would train (nothing is read or charged).
+func (s *server) autoKind(ds *dataset, kind string, eps float64) (string, error) {
+	deltaTotal := tableDelta
+	if kind == kindAutoPure {
+		deltaTotal = 0
+	}
+	undo, err := s.freshBudget(catalog.Key(benchDB, ds.name), deltaTotal)
+	if err != nil {
+		return "", err
+	}
+	defer undo()
+	var js string
+	q := fmt.Sprintf("SELECT DP_TRAIN('%s', %s, 'auto', 'dry_run=1')", ds.name, fmtFloat(eps))
+	if err := s.db.QueryRow(q).Scan(&js); err != nil {
+		return "", fmt.Errorf("%s: %w", q, err)
+	}
+	var plan struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal([]byte(js), &plan); err != nil {
+		return "", fmt.Errorf("decode dry run: %w", err)
+	}
+	return plan.Kind, nil
+}
+
 // score is the test accuracy (classification) or RMSE (regression) of m.
 func score(m *mechanism.Model, ds *dataset) (float64, error) {
 	var acc float64
