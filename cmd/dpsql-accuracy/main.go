@@ -9,6 +9,7 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -136,15 +137,27 @@ func selectSets(s string) []string {
 	return out
 }
 
-// gitRev identifies the code measured: rows of another revision are not
-// counted as done (a re-run after a merge measures everything again).
+// codeDirs are the paths whose content decides what the benchmark
+// measures; the tool, docs and tests are not among them.
+var codeDirs = []string{"audit", "budget", "catalog", "engine", "functions", "mechanism", "noise", "go.mod", "go.sum"}
+
+// gitRev identifies the code measured: a hash of the committed trees of
+// codeDirs ("+dirty" if they have uncommitted changes). Rows of another
+// revision are not counted as done, so a re-run after a merge that changes
+// the server measures everything again, while commits to the tool or the
+// docs do not.
 func gitRev(repo string) string {
-	out, err := exec.Command("git", "-C", repo, "rev-parse", "--short=10", "HEAD").Output()
+	args := []string{"-C", repo, "rev-parse"}
+	for _, d := range codeDirs {
+		args = append(args, "HEAD:"+d)
+	}
+	out, err := exec.Command("git", args...).Output()
 	if err != nil {
 		return "unknown"
 	}
-	rev := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--untracked-files=no", "--", "functions", "mechanism", "engine", "budget", "noise").Output(); err == nil && len(st) > 0 {
+	rev := fmt.Sprintf("%x", sha256.Sum256(out))[:10]
+	st, err := exec.Command("git", append([]string{"-C", repo, "status", "--porcelain", "--untracked-files=no", "--"}, codeDirs...)...).Output()
+	if err == nil && len(st) > 0 {
 		rev += "+dirty"
 	}
 	return rev
