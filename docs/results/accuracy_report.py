@@ -52,7 +52,7 @@ def fmt_cell(mean, sd, runs, err, digits=3):
     if err:
         return err
     s = "%.*f ± %.*f" % (digits, mean, digits, sd) if not math.isnan(sd) else "%.*f" % (digits, mean)
-    if runs < FULL_RUNS:
+    if runs != FULL_RUNS:
         s += " (%d runs)" % runs
     return s
 
@@ -128,9 +128,10 @@ def main():
     w("  budget (`auto.DefaultDelta`; 10⁻⁶ at the measured revision unless the kind ignores the table's δ —")
     w("  `svm`, `lsq` and `lmgc` are delegated to DP_SVM_TRAIN / DP_LSQ / DP_LMGC_TRAIN whose default is δ = 0).")
     w("  The ε and δ actually charged are in the CSV (`eps_charged`, `delta_charged`).")
-    w("- **Runs.** %d runs per cell (mean ± sample sd over runs; the split is fixed, the spread is the noise's)," % FULL_RUNS)
-    w("  except `logreg`, `svm` and `lmgc` at n = 10⁵ (and `auto` at n = 10⁵, ε ≠ 1 when its dry run says it")
-    w("  trains one of them): 3 runs, marked \"(3 runs)\". A call that gives no answer")
+    w("- **Runs.** %d runs per cell (mean ± sample sd over runs; the split is fixed, the spread is the noise's;" % FULL_RUNS)
+    w("  a cell with another number of runs says so — a few early cells have 20 from a restarted run),")
+    w("  except `logreg` and `svm` at n = 10⁵ and `lmgc` at n ≥ 10⁴ (and `auto` at ε ≠ 1 when its dry run says")
+    w("  it trains one of them there): 3 runs, marked \"(3 runs)\". A call that gives no answer")
     w("  within the tool's call timeout (4 min) is cancelled (the server stops the release) and the cell, and the")
     w("  kind's other ε on that set, are marked \"timeout\" — reported, not omitted. A refusal (public-input")
     w("  check, e.g. n below a mechanism's minimum) is shown as \"refused: …\".")
