@@ -48,7 +48,6 @@ var (
 	}
 )
 
-
 var csvHeader = []string{"rev", "set", "family", "n", "d", "k", "kind", "budget_delta", "eps", "run", "metric",
 	"value", "seconds", "model_kind", "eps_charged", "delta_charged", "error"}
 
