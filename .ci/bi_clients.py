@@ -1,6 +1,6 @@
 """BI clients against dpsql (issue 12): pymysql and SQLAlchemy as an analyst.
 
-Usage: bi_clients.py PORT first|restart STATEFILE
+Usage: bi_clients.py PORT first|restart STATEFILE [ROOT_PASSWORD]
 Run with /usr/bin/python3 (Debian python3-pymysql, python3-sqlalchemy).
 """
 import json
@@ -10,6 +10,7 @@ import pymysql
 import sqlalchemy as sa
 
 port, phase, state_file = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+root_pw = sys.argv[4] if len(sys.argv) > 4 else "ci-root"
 passed = 0
 
 
@@ -43,8 +44,7 @@ if phase == "first":
     cur.execute("SHOW FULL COLUMNS FROM iris")
     check(len(cur.fetchall()) == 5, "pymysql: SHOW FULL COLUMNS")
     cur.execute("SHOW INDEX FROM iris")
-    cur.fetchall()
-    check(True, "pymysql: SHOW INDEX")
+    check(cur.fetchall() == (), "pymysql: SHOW INDEX on a protected table without keys answers empty")
     cur.execute("SELECT TRUE AS _ FROM demo.iris WHERE 1 <> 1 LIMIT 0")
     check(cur.fetchall() == () and cur.description[0][0] == "_", "pymysql: Metabase read probe answered empty")
     cur.execute("SHOW GRANTS FOR CURRENT_USER()")
@@ -55,18 +55,45 @@ if phase == "first":
           f"pymysql: identity {comment} {version} port {p} (handshake {conn.get_server_info()})")
     s0 = spent(cur)
 
+    # A protected table with a primary key, a secondary and a unique index
+    # (the owner makes it; the analyst reflects it).
+    own = pymysql.connect(host="127.0.0.1", port=port, user="root", password=root_pw, database="demo")
+    oc = own.cursor()
+    oc.execute("CREATE TABLE shop (id INT PRIMARY KEY, sku VARCHAR(20), price DOUBLE, "
+               "UNIQUE KEY sku_u (sku), KEY price_idx (price))")
+    oc.execute("INSERT INTO shop VALUES " + ",".join(f"({i}, 'sku{i}', {i % 50})" for i in range(200)))
+    oc.execute("CALL dp_bounds('shop', 'price', 0, 100)")
+    oc.execute("CALL dp_protect('shop', 5, 0)")
+    own.commit()
+    own.close()
+
     # SQLAlchemy reflection (Superset datasets).
     eng = sa.create_engine(f"mysql+pymysql://analyst:analyst@127.0.0.1:{port}/demo")
     insp = sa.inspect(eng)
     cols = [c["name"] for c in insp.get_columns("iris")]
     check(cols[:2] == ["sepal_length_cm", "sepal_width_cm"], "SQLAlchemy: get_columns(iris)")
-    insp.get_pk_constraint("iris")
-    insp.get_indexes("iris")
-    check(True, "SQLAlchemy: get_pk_constraint, get_indexes")
+    check(insp.get_pk_constraint("iris")["constrained_columns"] == [], "SQLAlchemy: get_pk_constraint(iris): no key")
+    pk = insp.get_pk_constraint("shop")
+    check(pk["constrained_columns"] == ["id"], f"SQLAlchemy: get_pk_constraint(shop) on a protected table -> {pk}")
+    idx = {i["name"]: (i["column_names"], bool(i["unique"])) for i in insp.get_indexes("shop")}
+    check(idx.get("price_idx") == (["price"], False) and idx.get("sku_u") == (["sku"], True),
+          f"SQLAlchemy: get_indexes(shop) -> {idx}")
+    uq = [u["column_names"] for u in insp.get_unique_constraints("shop")]
+    check(["sku"] in uq, f"SQLAlchemy: get_unique_constraints(shop) -> {uq}")
+    cur.execute("SELECT index_name, column_name, cardinality FROM information_schema.STATISTICS "
+                "WHERE table_schema = 'demo' AND table_name = 'shop' ORDER BY index_name")
+    stats = sorted(cur.fetchall())
+    check([r[:2] for r in stats] == [("PRIMARY", "id"), ("price_idx", "price"), ("sku_u", "sku")]
+          and all(r[2] in (None, 0) for r in stats), f"pymysql: information_schema.STATISTICS of shop -> {stats}")
+    cur.execute("SHOW KEYS FROM shop")
+    check(sorted(r[2] for r in cur.fetchall()) == ["PRIMARY", "price_idx", "sku_u"], "pymysql: SHOW KEYS FROM shop")
     check("dp_budget" in insp.get_view_names(), "SQLAlchemy: dp_* listed as views")
     md = sa.MetaData()
     md.reflect(bind=eng)
     check("iris" in md.tables and "breast_cancer" in md.tables, f"SQLAlchemy: MetaData.reflect() ({len(md.tables)} tables)")
+    shop = md.tables["shop"]
+    check([c.name for c in shop.primary_key.columns] == ["id"]
+          and {i.name for i in shop.indexes} >= {"price_idx"}, "SQLAlchemy: reflected shop has its primary key and indexes")
 
     # DP GROUP BY through SQLAlchemy.
     with eng.connect() as c:
@@ -85,6 +112,9 @@ if phase == "first":
         check(len(wrapped) == 3, "Superset virtual_table wrapper")
         m = c.execute(sa.text("SELECT DP_MEAN('iris', 'petal_length_cm', 0.25) AS m LIMIT 1000")).scalar()
         check(0 <= m <= 10, "SELECT DP_MEAN(...) AS m LIMIT 1000 is one release")
+        # DP_HISTOGRAM as a table function: one release, one row per bin.
+        hist = list(c.execute(sa.text("SELECT bin, count FROM DP_HISTOGRAM('iris', 'species', 0.25) AS h ORDER BY bin")))
+        check([r[0] for r in hist] == ["setosa", "versicolor", "virginica"], f"DP_HISTOGRAM table function -> {hist}")
         s2 = spent(cur)
         # Refused shapes charge nothing.
         for q in [
@@ -93,6 +123,8 @@ if phase == "first":
             "SELECT COUNT(*) FROM iris WHERE species IN (SELECT species FROM new_flowers)",
             "SELECT DP_MEAN('iris', 'petal_length_cm', 0.1) FROM new_flowers",
             "SELECT sepal_length_cm, COUNT(*) FROM iris GROUP BY sepal_length_cm",
+            "SELECT COUNT(DISTINCT species) FROM iris",
+            "SELECT * FROM DP_HISTOGRAM('iris', 'species', 0.1) AS h JOIN new_flowers f ON f.id = h.count",
         ]:
             try:
                 c.execute(sa.text(q)).fetchall()

@@ -35,6 +35,23 @@ type Table struct {
 	Protected bool                `json:"protected"`
 	Bounds    map[string]Bound    `json:"bounds,omitempty"` // by lower-case column name
 	Labels    map[string][]string `json:"labels,omitempty"` // by lower-case column name, declared order
+	// Clip marks bounded columns whose rows may hold values outside the
+	// bounds (CALL dp_bounds(…, 'clip')): every DP read clips them.
+	Clip map[string]bool `json:"clip,omitempty"`
+	// Transforms are public per-column transforms applied by every DP read
+	// before clipping and scaling (CALL dp_transform); bounds are declared
+	// on the transformed scale. Absent means identity.
+	Transforms map[string]string `json:"transforms,omitempty"`
+}
+
+// Read describes how DP reads see one column: the raw value v becomes
+// Clip(T(v), Lo, Hi) (NaN, i.e. NULL, stays NaN for the mechanism's own
+// rule).
+type Read struct {
+	Bound
+	Bounded   bool
+	Transform string // "" = identity
+	Clip      bool   // rows may hold values outside the bounds
 }
 
 // ModelRecord is a released model with its provenance.
@@ -127,6 +144,18 @@ func (c *Catalog) update(key string, fn func(t *Table) error) error {
 		for k, v := range old.Labels {
 			t.Labels[k] = v
 		}
+		for k, v := range old.Clip {
+			if t.Clip == nil {
+				t.Clip = map[string]bool{}
+			}
+			t.Clip[k] = v
+		}
+		for k, v := range old.Transforms {
+			if t.Transforms == nil {
+				t.Transforms = map[string]string{}
+			}
+			t.Transforms[k] = v
+		}
 	}
 	if err := fn(t); err != nil {
 		return err
@@ -148,12 +177,55 @@ func (c *Catalog) SetProtected(key string, on bool) error {
 	return c.update(key, func(t *Table) error { t.Protected = on; return nil })
 }
 
-// SetBounds declares the public bounds of a numeric column.
+// SetBounds declares the public bounds of a numeric column (rows must lie
+// within them).
 func (c *Catalog) SetBounds(key, column string, lo, hi float64) error {
+	return c.SetBoundsClip(key, column, lo, hi, false)
+}
+
+// SetBoundsClip declares bounds; with clip, rows may hold values outside
+// them and every DP read clips.
+func (c *Catalog) SetBoundsClip(key, column string, lo, hi float64, clip bool) error {
 	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo < hi) {
 		return fmt.Errorf("bounds must be finite with lower < upper, got [%v, %v]", lo, hi)
 	}
-	return c.update(key, func(t *Table) error { t.Bounds[strings.ToLower(column)] = Bound{lo, hi}; return nil })
+	col := strings.ToLower(column)
+	return c.update(key, func(t *Table) error {
+		t.Bounds[col] = Bound{lo, hi}
+		if clip {
+			if t.Clip == nil {
+				t.Clip = map[string]bool{}
+			}
+			t.Clip[col] = true
+		} else {
+			delete(t.Clip, col)
+		}
+		return nil
+	})
+}
+
+// SetTransform declares the public transform of a column ("identity" or
+// "" removes it). The name is validated by the caller.
+func (c *Catalog) SetTransform(key, column, name string) error {
+	col := strings.ToLower(column)
+	return c.update(key, func(t *Table) error {
+		if name == "" || name == "identity" {
+			delete(t.Transforms, col)
+			return nil
+		}
+		if t.Transforms == nil {
+			t.Transforms = map[string]string{}
+		}
+		t.Transforms[col] = name
+		return nil
+	})
+}
+
+// ReadOf returns how DP reads see column of table key.
+func (t Table) ReadOf(column string) Read {
+	col := strings.ToLower(column)
+	b, ok := t.Bounds[col]
+	return Read{Bound: b, Bounded: ok, Transform: t.Transforms[col], Clip: t.Clip[col]}
 }
 
 // SetLabels declares the public label domain of a column (order kept).

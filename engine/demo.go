@@ -93,8 +93,14 @@ func (e *Engine) importCSV(target string, r io.Reader) (int64, error) {
 			return 0, fmt.Errorf("create database %s: %w", db, err)
 		}
 	}
-	g := &guard{cat: e.Catalog, st: e.Store}
+	g := &guard{cat: e.Catalog, st: e.Store, env: e.Env}
 	key := catalog.Key(db, table)
+	if _, err := e.Store.TableSchema(db, table); err != nil {
+		// issue 13: a new table whose name has a budget account is protected.
+		if err := g.protectOnCreate(ctx, key); err != nil {
+			return 0, err
+		}
+	}
 	opt := store.ImportOptions{Validate: func(row sql.Row) error {
 		t, ok := e.Catalog.Table(key)
 		if !ok {

@@ -78,6 +78,7 @@ type dpAggQuery struct {
 	keys           []keyCol
 	sumCols        []int // table positions of summed columns
 	sumNames       []string
+	sumReads       []catalog.Read // public transform and clip of each summed column
 	outs           []outCol
 	out            sql.Schema
 	plan           *agg.Plan
@@ -203,6 +204,7 @@ func (g *guard) planDPAgg(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 		sumIdx[p] = len(q.sumCols)
 		q.sumCols = append(q.sumCols, p)
 		q.sumNames = append(q.sumNames, name)
+		q.sumReads = append(q.sumReads, t.ReadOf(name))
 		return len(q.sumCols) - 1, nil
 	}
 	for _, se := range gb.SelectedExprs {
@@ -249,6 +251,17 @@ func (g *guard) planDPAgg(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 				return nil, err
 			}
 			q.outs = append(q.outs, outCol{kind: outAvg, idx: j})
+		case *aggregation.Min, *aggregation.Max:
+			// One row sets the extreme (replace it by lo or hi): the
+			// sensitivity is the whole range, the answer pure noise. A
+			// private quantile near 0 or 1 is the sound substitute.
+			return nil, aggErr("%s is not supported: one row can move a minimum or maximum across the whole declared range, so any DP answer would be noise. Use a private quantile instead, e.g. SELECT DP_QUANTILE('%s', '<column>', 0.01, <ε>) (or 0.99), or DP_HISTOGRAM over public bins", e, q.table)
+		case *aggregation.CountDistinct:
+			// Its sensitivity is bounded (±1 in each of at most two
+			// groups), but an exact count needs memory that grows with the
+			// number of distinct values in the rows: a data-dependent
+			// resource use (and failure path) that no public estimate bounds.
+			return nil, aggErr("%s is not supported yet in DP aggregate queries: counting distinct values exactly needs memory that grows with the rows' distinct values, which dpsql does not allow a release to depend on. Use GROUP BY <column> with a declared domain (COUNT(*) per value) or DP_HISTOGRAM", e)
 		default:
 			return nil, aggErr("%s is not supported: a DP aggregate query selects GROUP BY columns, COUNT(*), SUM(col) and AVG(col) of bounded columns (MIN, MAX and quantiles of one row are not bounded; use DP_HISTOGRAM)", e)
 		}
@@ -483,7 +496,7 @@ func (q *dpAggQuery) compute(ctx *sql.Context, env *functions.Env) (*agg.Result,
 			if !ok {
 				f = math.NaN()
 			}
-			vals[i] = f
+			vals[i] = functions.ReadValue(q.sumReads[i], f)
 		}
 		acc.Row(g, vals)
 		return nil
@@ -559,6 +572,9 @@ func (q *dpAggQuery) warn(ctx *sql.Context, r *agg.Result, cached bool) {
 		ctx.Warn(1105, "dp: %s %s ε = %v for %d group(s); COUNT(*) has Laplace noise of scale %.6g (ε = %.6g)", q.key, charged, q.eps, q.groups, r.CountScale, q.plan.EpsCount)
 	}
 	for i, name := range q.sumNames {
+		if tf := q.sumReads[i].Transform; tf != "" {
+			name = tf + "(" + name + ")"
+		}
 		ctx.Warn(1105, "dp: SUM/AVG(%s) use a centred sum with Laplace noise of scale %.6g (ε = %.6g, bounds [%v, %v]) and the noisy count", name, r.SumScale[i], q.plan.EpsSum[i], q.plan.Sums[i].Lo, q.plan.Sums[i].Hi)
 	}
 }
@@ -588,7 +604,7 @@ func (q *dpAggQuery) computeSelect(env *functions.Env, cols []string) (*agg.Resu
 			if !isNum {
 				f = math.NaN()
 			}
-			vals[i] = f
+			vals[i] = functions.ReadValue(q.sumReads[i], f)
 		}
 		key := ""
 		if ok {

@@ -139,11 +139,11 @@ func TestDPAggRefusedBeforeCharging(t *testing.T) {
 	for _, q := range []struct{ sql, want string }{
 		{"SELECT COUNT(*) FROM people p JOIN people2 q ON p.id = q.id", "protected"},
 		{"SELECT COUNT(*) FROM people p JOIN towns t ON p.town = t.id", "protected"},
-		{"SELECT MAX(age) FROM people", "not supported"},
-		{"SELECT MIN(age), COUNT(*) FROM people GROUP BY town", "not supported"},
+		{"SELECT MAX(age) FROM people", "DP_QUANTILE('people', '<column>', 0.01"},
+		{"SELECT MIN(age), COUNT(*) FROM people GROUP BY town", "one row can move a minimum or maximum"},
 		{"SELECT name, COUNT(*) FROM people GROUP BY name", "dp_delta"},
 		{"SELECT SUM(id) FROM people", "dp_bounds"},
-		{"SELECT COUNT(DISTINCT town) FROM people", "not supported"},
+		{"SELECT COUNT(DISTINCT town) FROM people", "not supported yet"},
 		{"SELECT COUNT(age) FROM people", "COUNT(*)"},
 		{"SELECT SUM(age * 2) FROM people", "plain column"},
 		{"SELECT COUNT(*) FROM people WHERE town IN (SELECT id FROM towns)", "cannot be bounded"},
@@ -480,5 +480,89 @@ func TestDPQuantile(t *testing.T) {
 	wantErr(t, ana, "SELECT DP_QUANTILE('people', 'age', 0.5, 1, 'grid=1')", "grid")
 	if s := spent(t, root, "demo.people"); s != 2 {
 		t.Fatalf("refused calls charged: %v", s)
+	}
+}
+
+// TestAnswerCacheEviction: the cache is bounded; an evicted answer makes
+// the next identical query a new, charged release (never a free one).
+func TestAnswerCacheEviction(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 200, 100)
+	mustExec(t, root, "CALL dp_labels('people', 'town', '0,1,2')")
+	if err := ts.e.Catalog.SetAnswerCacheLimits(1, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	c := aggSession(t, ts, 1)
+	q1 := "SELECT town, COUNT(*) FROM people GROUP BY town"
+	q2 := "SELECT town, AVG(age) FROM people GROUP BY town"
+	for i, step := range []struct {
+		q      string
+		ledger int
+	}{{q1, 1}, {q1, 1}, {q2, 2}, {q2, 2}, {q1, 3}, {q1, 3}} {
+		queryRows(t, c, step.q)
+		if got := ledgerTotal(t, root); got != step.ledger {
+			t.Fatalf("step %d (%s): ledger entries %d, want %d", i, step.q, got, step.ledger)
+		}
+	}
+	if n, _ := ts.e.Catalog.AnswerCacheSize(); n != 1 {
+		t.Fatalf("cache holds %d answers, bound 1", n)
+	}
+}
+
+// TestDPHistogramTableFunction: SELECT * FROM DP_HISTOGRAM(…) is one charged
+// release with one row per public bin; it is refused (before any charge)
+// unless it is the statement's only source.
+func TestDPHistogramTableFunction(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 3000, 100)
+	mustExec(t, root, "CALL dp_domain('people', 'town', '0,1,2')")
+	ana := ts.connect("ana", "ana-pw", "demo")
+	rows, err := ana.Query("SELECT bin, lo, hi, count FROM DP_HISTOGRAM('people', 'age', 1, 'bins=5') AS h ORDER BY lo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	for rows.Next() {
+		var bin string
+		var lo, hi, c float64
+		if err := rows.Scan(&bin, &lo, &hi, &c); err != nil {
+			t.Fatal(err)
+		}
+		if hi-lo != 20 {
+			t.Fatalf("bin %s = [%v, %v)", bin, lo, hi)
+		}
+		got = append(got, c)
+	}
+	rows.Close()
+	// ages 20..69 uniform over 3000 rows: 0, 1200, 1200, 600, 0.
+	want := []float64{0, 1200, 1200, 600, 0}
+	if len(got) != 5 {
+		t.Fatalf("bins %v", got)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 40 {
+			t.Fatalf("counts %v, want ≈ %v", got, want)
+		}
+	}
+	if s := spent(t, root, "demo.people"); s != 1 {
+		t.Fatalf("spent %v, want 1", s)
+	}
+	// Post-processing of the bins is fine and is one more release.
+	if n := countRows(t, ana, "SELECT * FROM DP_HISTOGRAM('people', 'town', 0.5) WHERE count > 100 LIMIT 10"); n != 3 {
+		t.Fatalf("town bins %d", n)
+	}
+	if s := spent(t, root, "demo.people"); s != 1.5 {
+		t.Fatalf("spent %v, want 1.5", s)
+	}
+	for _, q := range []string{
+		"SELECT * FROM DP_HISTOGRAM('people', 'town', 1) AS h JOIN towns t ON h.bin = t.id",
+		"SELECT * FROM towns WHERE id IN (SELECT bin FROM DP_HISTOGRAM('people', 'town', 1) AS h)",
+		"SELECT * FROM DP_HISTOGRAM('people', 'town', 1) AS a UNION ALL SELECT * FROM DP_HISTOGRAM('people', 'town', 1) AS b",
+	} {
+		wantErr(t, ana, q, "only source")
+	}
+	wantErr(t, ana, "SELECT * FROM DP_HISTOGRAM('people', 'name', 1)", "public")
+	if s := spent(t, root, "demo.people"); s != 1.5 {
+		t.Fatalf("refused table-function calls charged: spent %v", s)
 	}
 }

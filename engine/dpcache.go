@@ -42,8 +42,9 @@ type cacheKey struct {
 }
 
 type cacheSum struct {
-	Name   string     `json:"name"`
-	Bounds [2]float64 `json:"bounds"`
+	Name      string     `json:"name"`
+	Bounds    [2]float64 `json:"bounds"`
+	Transform string     `json:"transform,omitempty"` // a new transform is a new measurement
 }
 
 // cacheID names the measurement on the current snapshot.
@@ -56,7 +57,7 @@ func (q *dpAggQuery) cacheID(epoch uint64, n int64) []byte {
 		k.Keys = append(k.Keys, append([]string{kc.name}, kc.domain...))
 	}
 	for i, name := range q.sumNames {
-		k.Sums = append(k.Sums, cacheSum{Name: name, Bounds: [2]float64{q.plan.Sums[i].Lo, q.plan.Sums[i].Hi}})
+		k.Sums = append(k.Sums, cacheSum{Name: name, Bounds: [2]float64{q.plan.Sums[i].Lo, q.plan.Sums[i].Hi}, Transform: q.sumReads[i].Transform})
 	}
 	buf, _ := json.Marshal(k)
 	h := sha256.Sum256(buf)

@@ -42,6 +42,10 @@ type Options struct {
 	// of all running releases together, in bytes (functions/limits.go):
 	// 0 means DefaultMaxReleaseMemory(), a negative value no limit.
 	MaxReleaseMemory int64
+	// AnswerCacheEntries and AnswerCacheBytes bound the DP answer cache
+	// (catalog/anscache.go); 0 means the catalog's defaults.
+	AnswerCacheEntries int
+	AnswerCacheBytes   int64
 }
 
 // Engine is an opened dpsql instance.
@@ -87,6 +91,18 @@ func (e *Engine) wire(opt Options) error {
 	if e.Catalog, err = catalog.Open(e.DB); err != nil {
 		return err
 	}
+	if opt.AnswerCacheEntries != 0 || opt.AnswerCacheBytes != 0 {
+		n, b := opt.AnswerCacheEntries, opt.AnswerCacheBytes
+		if n == 0 {
+			n = catalog.DefaultAnswerCacheEntries
+		}
+		if b == 0 {
+			b = catalog.DefaultAnswerCacheBytes
+		}
+		if err := e.Catalog.SetAnswerCacheLimits(n, b); err != nil {
+			return err
+		}
+	}
 	if e.Budget, err = budget.Open(e.DB); err != nil {
 		return fmt.Errorf("open budget: %w", err)
 	}
@@ -105,15 +121,22 @@ func (e *Engine) wire(opt Options) error {
 		sql.SetAuthorizationHandlerFactory(authFactory{inner: sql.GetAuthorizationHandlerFactory()})
 	})
 	pro := newProvider(e.Store.Provider(), e.Env.SystemDB(), e.Env.Views, e.Env.Procedures(), e.Catalog)
+	pro.tfs = map[string]sql.TableFunction{histogramTFName: &histogramTF{env: e.Env}}
 	// The guard runs before any default rule (go-mysql-server evaluates
 	// constant filters while analysing, which would run a release) and again
 	// after validation, on the final plan.
 	a := analyzer.NewBuilder(pro).
 		AddPreAnalyzeRule(guardRuleID, g.rule).
 		AddPostValidationRule(guardRuleID+1, g.rule).
+		AddPreAnalyzeRule(guardRuleID+2, g.dumpPreRule).      // issue 13: restore (dump.go)
+		AddPostValidationRule(guardRuleID+3, g.dumpPostRule). // issue 13: SHOW CREATE TABLE carries the catalog
+		// After the guard, which must see the clauses it hides: a
+		// multi-clause ALTER TABLE is all or nothing.
+		AddPostValidationRule(store.AtomicAlterRuleID, e.Store.AtomicAlterRule).
 		Build()
 	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
 	e.SQL = sqle.New(a, &sqle.Config{})
+	e.SQL.Parser = dumpParser{Parser: e.SQL.Parser} // issue 13: mysqldump of the mysql database
 	g.mdb = e.SQL.Analyzer.Catalog.MySQLDb
 	// LOAD DATA LOCAL INFILE streams a client-side file (the client must
 	// allow it too, e.g. mariadb --local-infile=1). Server-side file access

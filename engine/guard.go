@@ -19,6 +19,7 @@ import (
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/functions"
+	"github.com/dpsql/dpsql/mechanism"
 )
 
 // ErrProtected is returned to analysts for any SQL path to a protected table.
@@ -102,6 +103,12 @@ func (g *guard) hooks() store.Hooks {
 				}
 			}
 			key := catalog.Key(db, table)
+			if op == store.OpCreate {
+				// issue 13: a name with a budget account is created protected.
+				if err := g.protectOnCreate(ctx, key); err != nil {
+					return err
+				}
+			}
 			t, known := g.cat.Table(key)
 			if known && t.Protected && !g.owner(ctx) {
 				return fmt.Errorf("table %s is protected: only data owners may modify it", key)
@@ -142,9 +149,15 @@ func (g *guard) validateRow(db, table string, t catalog.Table, row sql.Row) erro
 			continue
 		}
 		name := strings.ToLower(c.Name)
-		if b, ok := t.Bounds[name]; ok {
+		if b, ok := t.Bounds[name]; ok && !t.Clip[name] {
 			f, ok := toFloat(row[i])
+			// Bounds are on the scale of the declared transform, if any.
+			tf := t.Transforms[name]
+			f = mechanism.ApplyTransform(tf, f)
 			if !ok || math.IsNaN(f) || f < b.Lo || f > b.Hi {
+				if tf != "" {
+					return fmt.Errorf("value %v of column %s is outside its declared bounds [%v, %v] for %s (on the %s scale; declare the bounds with 'clip' to keep such values)", row[i], c.Name, b.Lo, b.Hi, t.Name, tf)
+				}
 				return fmt.Errorf("value %v of column %s is outside its declared bounds [%v, %v] for %s", row[i], c.Name, b.Lo, b.Hi, t.Name)
 			}
 		}
@@ -271,6 +284,13 @@ func (g *guard) rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 			}
 		case *plan.ShowVariables:
 			showVars = true
+		case *histogramTF:
+			// bi (issue 12): a ★ table function is one release only as the
+			// sole source of its statement (histtf.go).
+			if (scope != nil && !scope.IsEmpty()) || !soleHistogramSource(n, x) {
+				err = errors.New("DP_HISTOGRAM spends privacy budget and must be the only source of its statement, as SELECT … FROM DP_HISTOGRAM(…) [AS h] [WHERE/ORDER BY/LIMIT on its bins], with no join, UNION or subquery, so that it is evaluated exactly once")
+				return false
+			}
 		case *plan.InsertInto:
 			// Refused while planning, before go-mysql-server touches the
 			// table's AUTO_INCREMENT counter (the storage hook refuses the

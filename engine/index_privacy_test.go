@@ -65,3 +65,18 @@ func TestIndexesOnProtectedTables(t *testing.T) {
 		t.Fatalf("owner lookup through the unique index: %v", n)
 	}
 }
+
+// The store can keep triggers and stored procedures; dpsql refuses them to
+// everyone (a trigger would copy protected rows, a procedure would run with
+// its definer's rights).
+func TestTriggersAndProceduresRefused(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 5, 10)
+	for _, q := range []string{
+		"CREATE TRIGGER trg AFTER INSERT ON towns FOR EACH ROW SET @x = 1",
+		"CREATE PROCEDURE p() SELECT 1",
+	} {
+		wantErr(t, root, q, "not supported by dpsql")
+	}
+	wantErr(t, root, "CALL p()", "does not exist")
+}

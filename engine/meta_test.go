@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"database/sql"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -109,3 +110,78 @@ func countRows(t testing.TB, db *sql.DB, q string) int {
 	}
 	return n
 }
+
+// TestKeysAndIndexesArePublicMetadata: primary keys and the store's
+// secondary and unique indexes are listed by SHOW INDEX / SHOW KEYS and
+// information_schema STATISTICS, KEY_COLUMN_USAGE and TABLE_CONSTRAINTS for
+// protected and unprotected tables, to analysts as to owners: names only,
+// with a constant cardinality (never a value or count from the rows).
+func TestKeysAndIndexesArePublicMetadata(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupProtected(t, ts, 20, 10)
+	mustExec(t, root, "CREATE INDEX age_idx ON people (age)")
+	mustExec(t, root, "CREATE UNIQUE INDEX name_u ON people (name)")
+	mustExec(t, root, "CREATE UNIQUE INDEX tname_u ON towns (tname)")
+	mustExec(t, root, "CREATE TABLE demo.pairs (a INT, b INT, v DOUBLE, PRIMARY KEY (a, b))")
+	ana := ts.connect("ana", "ana-pw", "demo")
+	want := map[string][]string{
+		// Key_name:Column_name:Seq:Non_unique per table.
+		"people": {"PRIMARY:id:1:0", "age_idx:age:1:1", "name_u:name:1:0"},
+		"towns":  {"PRIMARY:id:1:0", "tname_u:tname:1:0"},
+		"pairs":  {"PRIMARY:a:1:0", "PRIMARY:b:2:0"},
+	}
+	for who, db := range map[string]*sql.DB{"owner": root, "analyst": ana} {
+		for table, w := range want {
+			for _, verb := range []string{"SHOW INDEX FROM ", "SHOW KEYS FROM "} {
+				got := queryStrings(t, db, "SELECT CONCAT(index_name, ':', column_name, ':', seq_in_index, ':', non_unique, ':', COALESCE(cardinality, 0)) FROM information_schema.STATISTICS WHERE table_schema = 'demo' AND table_name = '"+table+"' ORDER BY index_name = 'PRIMARY' DESC, index_name, seq_in_index")
+				if strings.Join(got, " ") != strings.Join(withZero(w), " ") {
+					t.Fatalf("%s: STATISTICS of %s = %v, want %v", who, table, got, withZero(w))
+				}
+				rows, err := db.Query(verb + table)
+				if err != nil {
+					t.Fatalf("%s: %s%s: %v", who, verb, table, err)
+				}
+				var show []string
+				for rows.Next() {
+					var tbl, key, col string
+					var nonUnique, seq, card int
+					var collation, subPart, packed, null, typ, comment, icomment, visible, expr any
+					if err := rows.Scan(&tbl, &nonUnique, &key, &seq, &col, &collation, &card, &subPart, &packed, &null, &typ, &comment, &icomment, &visible, &expr); err != nil {
+						t.Fatal(err)
+					}
+					if card != 0 {
+						t.Fatalf("%s: %s%s cardinality %d: must not describe the rows", who, verb, table, card)
+					}
+					show = append(show, strings.Join([]string{key, col, itoa(seq), itoa(nonUnique)}, ":"))
+				}
+				rows.Close()
+				if strings.Join(show, " ") != strings.Join(w, " ") {
+					t.Fatalf("%s: %s%s = %v, want %v", who, verb, table, show, w)
+				}
+			}
+		}
+		cons := queryStrings(t, db, "SELECT CONCAT(table_name, '.', constraint_name, ':', constraint_type) FROM information_schema.TABLE_CONSTRAINTS WHERE table_schema = 'demo' ORDER BY 1")
+		if strings.Join(cons, " ") != "pairs.PRIMARY:PRIMARY KEY people.PRIMARY:PRIMARY KEY people.name_u:UNIQUE towns.PRIMARY:PRIMARY KEY towns.tname_u:UNIQUE" {
+			t.Fatalf("%s: TABLE_CONSTRAINTS %v", who, cons)
+		}
+		kcu := queryStrings(t, db, "SELECT CONCAT(table_name, '.', constraint_name, '.', column_name, ':', ordinal_position) FROM information_schema.KEY_COLUMN_USAGE WHERE table_schema = 'demo' ORDER BY 1")
+		if strings.Join(kcu, " ") != "pairs.PRIMARY.a:1 pairs.PRIMARY.b:2 people.PRIMARY.id:1 people.name_u.name:1 towns.PRIMARY.id:1 towns.tname_u.tname:1" {
+			t.Fatalf("%s: KEY_COLUMN_USAGE %v", who, kcu)
+		}
+	}
+	// Reading the metadata charged nothing and the rows stay refused.
+	if s := spent(t, root, "demo.people"); s != 0 {
+		t.Fatalf("metadata charged %v", s)
+	}
+	wantErr(t, ana, "SELECT name FROM people ORDER BY name LIMIT 1", "protected")
+}
+
+func withZero(w []string) []string {
+	out := make([]string, len(w))
+	for i, s := range w {
+		out[i] = s + ":0"
+	}
+	return out
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

@@ -138,7 +138,7 @@ func TestModelBadInputChargesNothing(t *testing.T) {
 		"SELECT DP_LMGC_TRAIN('iris', 1, 'h=0')":                                                              "",
 		"SELECT DP_LMGC_TRAIN('diabetes', 1)":                                                                 "label",
 		"SELECT DP_LSQ('diabetes', 1, 'linear', 'method=magic')":                                              "method",
-		"SELECT DP_LSQ('diabetes', 1, 'linear', 'method=input')":                                              "delta",
+		"SELECT DP_LSQ('diabetes', 1, 'linear', 'method=input; delta=0')":                                     "delta",
 		"SELECT DP_LSQ('diabetes', 1, 'linear', 'method=objective; delta=0')":                                 "delta",
 		"SELECT DP_LSQ('diabetes', 1, 'linear', 'method=input; delta=0.01')":                                  "",
 		"SELECT DP_LSQ_PREDICT('diabetes', 1, 'linear', 'lambda=2', 50, 1, 25, 90, 180, 100, 50, 4, 4.5, 90)": "lambda must be in (0, 1]",

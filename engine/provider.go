@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -19,12 +20,26 @@ type provider struct {
 	views func(db string) map[string]sql.Table
 	procs sql.ExternalStoredProcedureRegistry
 	cat   *catalog.Catalog
+	// tfs are the table functions (histtf.go), by lower-case name.
+	tfs map[string]sql.TableFunction
 }
 
 var (
 	_ sql.MutableDatabaseProvider         = (*provider)(nil)
 	_ sql.ExternalStoredProcedureProvider = (*provider)(nil)
+	_ sql.TableFunctionProvider           = (*provider)(nil)
 )
+
+// TableFunction returns a dpsql table function (SELECT * FROM f(…)).
+func (p *provider) TableFunction(_ *sql.Context, name string) (sql.TableFunction, bool) {
+	tf, ok := p.tfs[strings.ToLower(name)]
+	return tf, ok
+}
+
+// WithTableFunctions is not used by dpsql (its table functions are fixed).
+func (p *provider) WithTableFunctions(...sql.TableFunction) (sql.TableFunctionProvider, error) {
+	return p, nil
+}
 
 func newProvider(inner sql.MutableDatabaseProvider, sys sql.Database, views func(string) map[string]sql.Table, procs []sql.ExternalStoredProcedureDetails, cat *catalog.Catalog) *provider {
 	reg := sql.NewExternalStoredProcedureRegistry()
@@ -80,6 +95,22 @@ func (d *userDB) AllViews(ctx *sql.Context) ([]sql.ViewDefinition, error) {
 	}
 	return append(views, userViewDefs(d.Name())...), nil
 }
+
+// dpsql refuses user triggers and stored procedures (the store could keep
+// them): a trigger on a protected table would copy every new row somewhere
+// else, and a stored procedure would run statements with its definer's
+// rights. Events (scheduled statements) are not offered at all.
+var (
+	errNoTriggers   = errors.New("triggers are not supported by dpsql")
+	errNoProcedures = errors.New("user-defined stored procedures are not supported by dpsql (the dp_* procedures are built in)")
+)
+
+func (d *userDB) CreateTrigger(*sql.Context, sql.TriggerDefinition) error { return errNoTriggers }
+func (d *userDB) DropTrigger(*sql.Context, string) error                  { return errNoTriggers }
+func (d *userDB) SaveStoredProcedure(*sql.Context, sql.StoredProcedureDetails) error {
+	return errNoProcedures
+}
+func (d *userDB) DropStoredProcedure(*sql.Context, string) error { return errNoProcedures }
 
 func (p *provider) HasDatabase(ctx *sql.Context, name string) bool {
 	return isSystemDB(name) || p.MutableDatabaseProvider.HasDatabase(ctx, name)

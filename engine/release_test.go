@@ -132,7 +132,7 @@ func TestBadInputChargesNothing(t *testing.T) {
 		"SELECT DP_MEAN('people; DROP TABLE people', 'age', 1)": "invalid table name",
 		"SELECT DP_MEAN(1, 'age', 1)":                           "string",
 		"SELECT DP_MEAN('people', 'age')":                       "arguments",
-		"SELECT DP_MEAN('people', 'age', 1, 2)":                 "arguments",
+		"SELECT DP_MEAN('people', 'age', 1, '', 2)":             "arguments",
 		"CALL dp_protect('people', 1, 0)":                       "only data owners",
 		"CALL dp_bounds('people', 'age', 0, 1000)":              "only data owners",
 		"CALL dp_labels('people', 'town', '0,1,2')":             "only data owners",

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/types"
 )
 
@@ -56,7 +57,38 @@ func (c *call) String() string {
 	}
 	return fmt.Sprintf("%s(%s)", c.name, strings.Join(parts, ", "))
 }
-func (c *call) Type() sql.Type             { return c.typ }
+
+// Type is the function's result type; a numeric ★ function asked for a
+// dry run by a literal options argument answers JSON text instead.
+func (c *call) Type() sql.Type {
+	if c.typ == doubleType && c.literalDryRun() {
+		return textType
+	}
+	return c.typ
+}
+
+// literalDryRun reports whether the options argument is a literal string
+// with dry_run=1.
+func (c *call) literalDryRun() bool {
+	i, ok := optionsArgIndex[c.name]
+	if !ok || i >= len(c.args) {
+		return false
+	}
+	l, ok := c.args[i].(*expression.Literal)
+	if !ok {
+		return false
+	}
+	s, ok := l.Value().(string)
+	if !ok {
+		return false
+	}
+	o, err := parseOptions(s)
+	if err != nil {
+		return false
+	}
+	dry, err := dryRunOption(o)
+	return err == nil && dry
+}
 func (c *call) IsNullable() bool           { return true }
 func (c *call) Children() []sql.Expression { return c.args }
 func (c *call) CollationCoercibility(*sql.Context) (sql.CollationID, byte) {
@@ -82,6 +114,11 @@ func (c *call) Eval(ctx *sql.Context, row sql.Row) (any, error) {
 	out, err := c.fn(ctx, vals)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.name, err)
+	}
+	if _, text := out.(string); text && c.Type() == doubleType {
+		// A dry run whose options were not a literal: its JSON has no
+		// place in a numeric column (nothing was charged).
+		return nil, fmt.Errorf("%s: give dry_run=1 in a literal options string to get the plan as text", c.name)
 	}
 	return out, nil
 }

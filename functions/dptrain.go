@@ -1,7 +1,6 @@
 package functions
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -18,16 +17,20 @@ import (
 // will charge, its public calibration, and the one function that reads the
 // rows once the budget is reserved.
 type trainPlan struct {
-	fn       string // ledger function name
-	kind     string // model kind
-	spec     trainSpec
-	reqEps   float64
-	reqDelta float64
-	events   []budget.Event
-	params   string             // dp_models params
-	scales   map[string]float64 // public calibration, shown by dry_run
-	choice   string             // how auto chose the kind, if it did
-	train    func() (*mechanism.Model, error)
+	fn        string // ledger function name
+	kind      string // model kind
+	spec      trainSpec
+	reqEps    float64
+	reqDelta  float64
+	events    []budget.Event
+	params    string             // dp_models params
+	scales    map[string]float64 // public calibration, shown by dry_run
+	hyper     map[string]any     // hyperparameters with defaults filled in, shown by dry_run
+	mechanism string             // the mechanism in words (default: the kind)
+	choice    string             // how auto chose the kind, if it did
+	// train reads the rows and trains; it may update spec.n and params
+	// when owners wrote since planning (re-planned on the public n read).
+	train func() (*mechanism.Model, error)
 }
 
 // planner plans one kind of DP_TRAIN.
@@ -63,10 +66,11 @@ func (e *Env) dpTrain(ctx *sql.Context, args []any) (any, error) {
 	}
 	switch kind {
 	case mechanism.KindSVM, mechanism.KindLMGC, mechanism.KindLSQ:
-		if dry {
-			return nil, fmt.Errorf("dry_run is not available for kind %s yet; call DP_%s_TRAIN's documentation in docs/sql.md for its scales", kind, strings.ToUpper(kind))
+		p, err := e.planDelegate(ctx, kind, a)
+		if err != nil {
+			return nil, err
 		}
-		return e.dpTrainDelegate(ctx, kind, a)
+		return e.runPlan(ctx, p, dry)
 	}
 	delta, err := e.trainDelta(a)
 	if err != nil {
@@ -90,10 +94,7 @@ func (e *Env) dpTrain(ctx *sql.Context, args []any) (any, error) {
 	if err := a.opts.unknown(); err != nil {
 		return nil, err
 	}
-	if dry {
-		return p.dryRun()
-	}
-	return e.runPlan(ctx, p)
+	return e.runPlan(ctx, p, dry)
 }
 
 // trainKindNames lists every kind DP_TRAIN accepts.
@@ -106,36 +107,38 @@ func trainKindNames() []string {
 	return names
 }
 
-// runPlan reserves the plan's cost, trains and saves the model.
-func (e *Env) runPlan(ctx *sql.Context, p *trainPlan) (any, error) {
+// releasePlan is the training plan as a ★ release: compute trains and saves
+// the model; the dry run shows the model's public description as well.
+func (p *trainPlan) releasePlan(ctx *sql.Context, e *Env) *releasePlan {
 	charged, chargedDelta := eventsCost(p.events)
-	return e.release(ctx, p.spec.ref, p.fn, p.reqEps, p.reqDelta, p.events, func() (any, error) {
-		m, err := p.train()
-		if err != nil {
-			return nil, err
-		}
-		return e.saveModel(ctx, p.spec, m, p.params, charged, chargedDelta, p.reqEps)
-	})
-}
-
-// dryRun describes the plan without reading or charging anything.
-func (p *trainPlan) dryRun() (string, error) {
-	eps, delta := eventsCost(p.events)
-	out := map[string]any{
-		"dry_run": true, "charged": false, "function": p.fn, "kind": p.kind,
-		"model": p.spec.model, "table": p.spec.ref.key, "n": p.spec.n,
-		"label": p.spec.label, "features": p.spec.features,
-		"epsilon": eps, "delta": delta, "requested_epsilon": p.reqEps,
-		"events": eventList(p.events), "calibration": p.scales, "params": p.params,
+	info := map[string]any{
+		"kind": p.kind, "model": p.spec.model, "n": p.spec.n,
+		"label": p.spec.label, "features": p.spec.features, "params": p.params,
 	}
 	if p.choice != "" {
-		out["auto"] = p.choice
+		info["auto"] = p.choice
 	}
-	js, err := json.Marshal(out)
-	if err != nil {
-		return "", fmt.Errorf("encode dry run: %w", err)
+	mech := p.mechanism
+	if mech == "" {
+		mech = p.kind
 	}
-	return string(js), nil
+	return &releasePlan{
+		fn: p.fn, ref: p.spec.ref, reqEps: p.reqEps, reqDelta: p.reqDelta, events: p.events,
+		mechanism: mech, calibration: p.scales, hyper: p.hyper, info: info,
+		compute: func() (any, error) {
+			m, err := p.train()
+			if err != nil {
+				return nil, err
+			}
+			return e.saveModel(ctx, p.spec, m, p.params, charged, chargedDelta, p.reqEps)
+		},
+	}
+}
+
+// runPlan reserves the plan's cost, trains and saves the model; dry answers
+// the plan instead.
+func (e *Env) runPlan(ctx *sql.Context, p *trainPlan, dry bool) (any, error) {
+	return e.execute(ctx, p.releasePlan(ctx, e), dry)
 }
 
 func eventList(evs []budget.Event) []map[string]any {
@@ -225,28 +228,24 @@ func dropArg(args []any, i int) []any {
 	return append(out, args[i+1:]...)
 }
 
-// dpTrainDelegate runs the papers' mechanisms through their own functions:
-// DP_TRAIN(t, ε, 'svm', 'kernel=rbf; …') is DP_SVM_TRAIN(t, ε, 'rbf', '…'),
-// DP_TRAIN(t, ε, 'lsq', 'kernel=…') is DP_LSQ(t, ε, '…', '…'), and
-// DP_TRAIN(t, ε, 'lmgc', '…') is DP_LMGC_TRAIN(t, ε, '…').
-func (e *Env) dpTrainDelegate(ctx *sql.Context, kind string, a trainArgs) (any, error) {
-	table := a.ref.key
-	switch kind {
-	case mechanism.KindLMGC:
-		return e.dpLMGCTrain(ctx, []any{table, a.eps, a.opts.String()})
-	case mechanism.KindSVM:
-		k, _ := a.opts.take("kernel")
-		if k == "" {
-			k = "linear"
-		}
-		return e.dpSVMTrain(ctx, []any{table, a.eps, k, a.opts.String()})
-	default:
-		k, _ := a.opts.take("kernel")
-		if k == "" {
-			k = "linear"
-		}
-		return e.dpLSQ(ctx, []any{table, a.eps, k, a.opts.String()})
+// planDelegate plans the papers' mechanisms exactly as their own functions
+// do: DP_TRAIN(t, ε, 'svm', 'kernel=rbf; …') is DP_SVM_TRAIN(t, ε, 'rbf',
+// '…'), DP_TRAIN(t, ε, 'lsq', 'kernel=…') is DP_LSQ(t, ε, '…', '…'), and
+// DP_TRAIN(t, ε, 'lmgc', '…') is DP_LMGC_TRAIN(t, ε, '…') (same ledger
+// names, same defaults).
+func (e *Env) planDelegate(ctx *sql.Context, kind string, a trainArgs) (*trainPlan, error) {
+	if kind == mechanism.KindLMGC {
+		return e.planLMGCTrain(ctx, a)
 	}
+	k, _ := a.opts.take("kernel")
+	if k == "" {
+		k = "linear"
+	}
+	a.kernel = strings.ToLower(k)
+	if kind == mechanism.KindSVM {
+		return e.planSVMTrain(ctx, a)
+	}
+	return e.planLSQTrain(ctx, a)
 }
 
 // String renders options back as 'k=v; k=v' (sorted keys).

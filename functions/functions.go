@@ -6,10 +6,10 @@ import "github.com/dolthub/go-mysql-server/sql"
 // memory limit and per-call cleanup to every budget-spending one.
 func (e *Env) Functions() []sql.Function {
 	return e.withLimits([]sql.Function{
-		function("DP_MEAN", 3, 3, true, doubleType, e.dpMean),
+		function("DP_MEAN", 3, 4, true, doubleType, e.dpMean),
 		function("DP_HISTOGRAM", 3, 4, true, textType, e.dpHistogram),
 		function("DP_QUANTILE", 4, 5, true, doubleType, e.dpQuantile),
-		function("DP_EVALUATE", 3, 3, true, doubleType, e.dpEvaluate),
+		function("DP_EVALUATE", 3, 4, true, doubleType, e.dpEvaluate),
 		function("DP_SVM_TRAIN", 3, 4, true, textType, e.dpSVMTrain),
 		function("DP_LSQ", 3, 4, true, textType, e.dpLSQ),
 		function("DP_LSQ_PREDICT", 5, -1, true, doubleType, e.dpLSQPredict),

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 
-	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/agg"
 )
 
@@ -38,37 +37,50 @@ type HistogramBin struct {
 // (dp_labels), or bins over its declared bounds (options bins=K, equal width,
 // or edges=e0,e1,…,eK inside the bounds). It is a grouped COUNT(*) with a
 // public domain (mechanism/agg): a row moving between bins changes two
-// counts, ℓ₁ sensitivity 2, Laplace scale 2/ε.
+// counts, ℓ₁ sensitivity 2, Laplace scale 2/ε. dry_run=1 answers the plan.
 func (e *Env) dpHistogram(ctx *sql.Context, args []any) (any, error) {
-	name, err := argString(args, 0, "table")
+	p, dry, err := e.planHistogram(ctx, args)
 	if err != nil {
 		return nil, err
+	}
+	return e.execute(ctx, p, dry)
+}
+
+// planHistogram plans DP_HISTOGRAM from public inputs only (the bins).
+func (e *Env) planHistogram(ctx *sql.Context, args []any) (*releasePlan, bool, error) {
+	name, err := argString(args, 0, "table")
+	if err != nil {
+		return nil, false, err
 	}
 	colArg, err := argString(args, 1, "column")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	eps, err := argEpsilon(args, 2)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	opts := options{}
 	if len(args) > 3 {
 		s, err := argString(args, 3, "options")
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if opts, err = parseOptions(s); err != nil {
-			return nil, err
+			return nil, false, err
 		}
+	}
+	dry, err := dryRunOption(opts)
+	if err != nil {
+		return nil, false, err
 	}
 	ref, err := e.protectedTable(ctx, name)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	col, err := ref.column(colArg)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	h := &Histogram{Table: ref.key, Column: col, Epsilon: eps}
 	// Public bins: the declared domain, or intervals over the bounds.
@@ -76,11 +88,11 @@ func (e *Env) dpHistogram(ctx *sql.Context, args []any) (any, error) {
 	t, _ := e.Catalog.Table(ref.key)
 	kBins, err := opts.positiveInt("bins")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	edges, hasEdges := opts.list("edges")
 	if err := opts.unknown(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	dom, hasDomain := t.Labels[strings.ToLower(col)]
 	switch {
@@ -102,26 +114,26 @@ func (e *Env) dpHistogram(ctx *sql.Context, args []any) (any, error) {
 	default:
 		b, ok := e.Catalog.Bounds(ref.key, col)
 		if !ok {
-			return nil, fmt.Errorf("column %s of %s has neither a declared domain (dp_labels) nor bounds (dp_bounds): histogram bins must be public", col, ref.key)
+			return nil, false, fmt.Errorf("column %s of %s has neither a declared domain (dp_labels) nor bounds (dp_bounds): histogram bins must be public", col, ref.key)
 		}
 		var cuts []float64
 		switch {
 		case hasEdges && kBins > 0:
-			return nil, fmt.Errorf("give either bins=K or edges=…, not both")
+			return nil, false, fmt.Errorf("give either bins=K or edges=…, not both")
 		case hasEdges:
 			for _, s := range edges {
 				f, err := strconv.ParseFloat(s, 64)
 				if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-					return nil, fmt.Errorf("edge %q is not a finite number", s)
+					return nil, false, fmt.Errorf("edge %q is not a finite number", s)
 				}
 				cuts = append(cuts, f)
 			}
 			if len(cuts) < 2 || !sort.Float64sAreSorted(cuts) {
-				return nil, fmt.Errorf("edges must be at least two increasing numbers")
+				return nil, false, fmt.Errorf("edges must be at least two increasing numbers")
 			}
 			for i := 1; i < len(cuts); i++ {
 				if !(cuts[i] > cuts[i-1]) {
-					return nil, fmt.Errorf("edges must be strictly increasing")
+					return nil, false, fmt.Errorf("edges must be strictly increasing")
 				}
 			}
 		default:
@@ -129,13 +141,17 @@ func (e *Env) dpHistogram(ctx *sql.Context, args []any) (any, error) {
 				kBins = 10
 			}
 			if kBins > agg.MaxGroups {
-				return nil, fmt.Errorf("bins=%d exceeds %d", kBins, agg.MaxGroups)
+				return nil, false, fmt.Errorf("bins=%d exceeds %d", kBins, agg.MaxGroups)
 			}
 			for i := 0; i <= kBins; i++ {
 				cuts = append(cuts, b.Lo+(b.Hi-b.Lo)*float64(i)/float64(kBins))
 			}
 		}
+		read := e.Reads(ref.key, []string{col})[0]
 		h.Note = fmt.Sprintf("values are clipped to the declared bounds [%v, %v] first; NULL is left out", b.Lo, b.Hi)
+		if read.Transform != "" {
+			h.Note = fmt.Sprintf("values are transformed by %s, then clipped to the declared bounds [%v, %v] (on the transformed scale); NULL is left out", read.Transform, b.Lo, b.Hi)
+		}
 		for i := 0; i+1 < len(cuts); i++ {
 			lo, hi := cuts[i], cuts[i+1]
 			h.Bins = append(h.Bins, HistogramBin{Label: fmt.Sprintf("[%g, %g)", lo, hi), Lo: &lo, Hi: &hi})
@@ -145,7 +161,7 @@ func (e *Env) dpHistogram(ctx *sql.Context, args []any) (any, error) {
 			if !ok || math.IsNaN(f) {
 				return -1
 			}
-			f = mechanism.Clip(f, b.Lo, b.Hi)
+			f = ReadValue(read, f)
 			// The bin whose [lo, hi) holds f; the top edge goes in the last
 			// bin; values outside the edges are left out.
 			k := len(cuts) - 1
@@ -164,10 +180,21 @@ func (e *Env) dpHistogram(ctx *sql.Context, args []any) (any, error) {
 	}
 	p, err := agg.New(agg.Spec{Groups: len(h.Bins), Count: true, Epsilon: eps})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	h.Scale = p.CountScale()
-	return e.release(ctx, ref, "DP_HISTOGRAM", eps, 0, p.Events(), func() (any, error) {
+	labels := make([]string, len(h.Bins))
+	for i, b := range h.Bins {
+		labels[i] = b.Label
+	}
+	rp := &releasePlan{
+		fn: "DP_HISTOGRAM", ref: ref, reqEps: eps, events: p.Events(),
+		mechanism:   "grouped COUNT(*) over public bins + Laplace noise per bin (ℓ₁ sensitivity 2)",
+		calibration: map[string]float64{"sensitivity": 2, "laplace_scale": p.CountScale()},
+		hyper:       map[string]any{"bins": labels},
+		info:        map[string]any{"column": col},
+	}
+	rp.compute = func() (any, error) {
 		acc := p.Accumulator()
 		if _, err := e.Store.ScanValues(ref.db, ref.table, []string{col}, func(row []any) error {
 			acc.Row(binOf(row[0]), nil)
@@ -188,5 +215,25 @@ func (e *Env) dpHistogram(ctx *sql.Context, args []any) (any, error) {
 			return nil, err
 		}
 		return string(buf), nil
-	})
+	}
+	return rp, dry, nil
+}
+
+// HistogramRelease is DP_HISTOGRAM for the table-function form
+// (SELECT * FROM DP_HISTOGRAM(…), engine/histtf.go): the same checks, the
+// same single charged release, the result decoded.
+func (e *Env) HistogramRelease(ctx *sql.Context, args []any) (*Histogram, error) {
+	v, err := e.dpHistogram(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, fmt.Errorf("DP_HISTOGRAM: unexpected result %T", v)
+	}
+	var h Histogram
+	if err := json.Unmarshal([]byte(s), &h); err != nil {
+		return nil, fmt.Errorf("DP_HISTOGRAM: decode: %w", err)
+	}
+	return &h, nil
 }

@@ -242,6 +242,10 @@ func (e *Env) limited(name string, inner callFn) callFn {
 	return func(ctx *sql.Context, args []any) (any, error) {
 		rt := e.rt()
 		defer rt.releaseNames(ctx)
+		if argsDryRun(args) {
+			// A dry run reads no rows: no memory to reserve or wait for.
+			return inner(ctx, args)
+		}
 		if est, ok := e.estimate(ctx, name, args); ok && e.MaxReleaseMemory > 0 {
 			if est.bytes > float64(e.MaxReleaseMemory) {
 				return nil, fmt.Errorf("this release would need about %s of memory (%s), above the server's limit of %s per release (--max-release-memory); use a smaller dim, fewer features or a smaller table; nothing was charged",
@@ -256,6 +260,25 @@ func (e *Env) limited(name string, inner callFn) callFn {
 		}
 		return inner(ctx, args)
 	}
+}
+
+// argsDryRun reports whether one of the string arguments is an options
+// string with dry_run=1 (table, column and model names contain no '=').
+func argsDryRun(args []any) bool {
+	for _, a := range args {
+		s, ok := a.(string)
+		if !ok || !strings.Contains(strings.ToLower(s), "dry_run") {
+			continue
+		}
+		o, err := parseOptions(s)
+		if err != nil {
+			continue
+		}
+		if dry, err := dryRunOption(o); err == nil && dry {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Env) estimate(ctx *sql.Context, name string, args []any) (memEstimate, bool) {

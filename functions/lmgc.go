@@ -5,17 +5,34 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/lmgc"
 )
 
-// dpLMGCTrain implements DP_LMGC_TRAIN('<table>', ε [, '<options>']).
+// dpLMGCTrain implements DP_LMGC_TRAIN('<table>', ε [, '<options>']);
+// dry_run=1 answers the plan instead.
 func (e *Env) dpLMGCTrain(ctx *sql.Context, args []any) (any, error) {
 	a, err := e.parseTrainArgs(ctx, args, false)
 	if err != nil {
 		return nil, err
 	}
+	dry, err := dryRunOption(a.opts)
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.planLMGCTrain(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return e.runPlan(ctx, p, dry)
+}
+
+// planLMGCTrain plans DP_LMGC_TRAIN (also DP_TRAIN kind lmgc) from public
+// inputs only.
+func (e *Env) planLMGCTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	ref, eps, o := a.ref, a.eps, a.opts
 	cfg := lmgc.Config{Epsilon: eps, Stop: stopOf(ctx)}
+	var err error
 	if cfg.Lambda, err = o.positive("lambda"); err != nil {
 		return nil, err
 	}
@@ -37,10 +54,24 @@ func (e *Env) dpLMGCTrain(ctx *sql.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	charged, chargedDelta := eventsCost(tr.Events())
-	params := paramString("lambda", cfg.Lambda, "h", cfg.H, "label", s.label, "features", s.features)
-	return e.release(ctx, ref, "DP_LMGC_TRAIN", eps, 0, tr.Events(), func() (any, error) {
-		X, y, err := e.loadClassification(s)
+	lambda, h := cfg.Lambda, cfg.H
+	if lambda == 0 {
+		lambda = lmgc.DefaultLambda
+	}
+	if h == 0 {
+		h = lmgc.DefaultH
+	}
+	c := tr.Calibration()
+	p := &trainPlan{fn: "DP_LMGC_TRAIN", kind: mechanism.KindLMGC, spec: s, reqEps: eps, events: tr.Events(),
+		params: paramString("lambda", cfg.Lambda, "h", cfg.H, "label", s.label, "features", s.features),
+		scales: map[string]float64{"sensitivity": c.Sensitivity, "strong_convexity": c.StrongConvexity,
+			"perturbation_epsilon": c.PerturbationEpsilon, "perturbation_scale": c.PerturbationScale,
+			"output_epsilon": c.OutputEpsilon, "release_radius": c.ReleaseRadius, "output_laplace_scale": c.OutputLaplaceScale,
+			"iterations": float64(c.Iterations), "parameters": float64(c.Dim)},
+		hyper:     map[string]any{"lambda": lambda, "h": h},
+		mechanism: "Pathak & Raj large-margin Gaussian classifier: objective perturbation released through the output step"}
+	p.train = func() (*mechanism.Model, error) {
+		X, y, err := e.loadClassification(p.spec)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", ref.key, err)
 		}
@@ -49,12 +80,9 @@ func (e *Env) dpLMGCTrain(ctx *sql.Context, args []any) (any, error) {
 			if tr, err = lmgc.Plan(cfg); err != nil {
 				return nil, err
 			}
-			s.n = int64(len(X))
+			p.spec.n = int64(len(X))
 		}
-		m, err := tr.Train(X, y)
-		if err != nil {
-			return nil, err
-		}
-		return e.saveModel(ctx, s, m, params, charged, chargedDelta, eps)
-	})
+		return tr.Train(X, y)
+	}
+	return p, nil
 }

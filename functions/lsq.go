@@ -7,6 +7,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/lsq"
 )
 
@@ -35,28 +36,60 @@ func lsqConfig(o options, eps float64, kernel string) (lsq.Config, error) {
 	if cfg.Eta, err = o.positive("eta"); err != nil {
 		return cfg, err
 	}
+	if v, ok := o.take("center"); ok {
+		switch v = strings.ToLower(strings.TrimSpace(v)); v {
+		case "auto":
+		case "0", "off":
+			cfg.Center = lsq.CenterOff
+		default:
+			o["center"] = v
+			if cfg.Center, err = o.float("center", 0); err != nil {
+				return cfg, err
+			}
+			if !(cfg.Center > 0 && cfg.Center < 1) {
+				return cfg, fmt.Errorf("option center must be in (0, 1), 0, off or auto, got %v", v)
+			}
+		}
+	}
 	cfg.Method, _ = o.take("method")
 	cfg.Method = strings.ToLower(cfg.Method)
 	return cfg, nil
 }
 
-// lsqArgs parses the arguments DP_LSQ and DP_LSQ_PREDICT share.
-func (e *Env) lsqArgs(ctx *sql.Context, args []any) (trainArgs, lsq.Config, error) {
-	a, err := e.parseTrainArgs(ctx, args, true)
-	if err != nil {
-		return a, lsq.Config{}, err
-	}
-	cfg, err := lsqConfig(a.opts, a.eps, a.kernel)
-	return a, cfg, err
-}
-
-// dpLSQ implements DP_LSQ('<table>', ε, '<kernel>' [, '<options>']).
+// dpLSQ implements DP_LSQ('<table>', ε, '<kernel>' [, '<options>']);
+// dry_run=1 answers the plan instead.
 func (e *Env) dpLSQ(ctx *sql.Context, args []any) (any, error) {
-	a, cfg, err := e.lsqArgs(ctx, args)
+	a, err := e.parseTrainArgs(ctx, args, true)
 	if err != nil {
 		return nil, err
 	}
+	dry, err := dryRunOption(a.opts)
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.planLSQTrain(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return e.runPlan(ctx, p, dry)
+}
+
+// planLSQTrain plans DP_LSQ (also DP_TRAIN kind lsq) from public inputs
+// only. δ defaults to DP_TRAIN's public default (a share of the table's δ
+// budget, 0 without one); with method, λ and η unset the mechanism picks
+// method and λ by the rule of mechanism/lsq/defaults.go.
+func (e *Env) planLSQTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	ref, eps, o := a.ref, a.eps, a.opts
+	_, explicitDelta := o["delta"]
+	cfg, err := lsqConfig(o, eps, a.kernel)
+	if err != nil {
+		return nil, err
+	}
+	if !explicitDelta {
+		if cfg.Delta, err = e.trainDelta(a); err != nil {
+			return nil, err
+		}
+	}
 	s, err := e.spec(ref, o, false)
 	if err != nil {
 		return nil, err
@@ -76,46 +109,74 @@ func (e *Env) dpLSQ(ctx *sql.Context, args []any) (any, error) {
 	c := tr.Config()
 	params := paramString("method", c.Method, "lambda", tr.Lambda(), "delta", c.Delta, "dim", c.Dim, "gamma", c.Gamma,
 		"eta", c.Eta, "label", s.label, "features", s.features)
-	charged, chargedDelta := eventsCost(tr.Events())
-	return e.release(ctx, ref, "DP_LSQ", eps, cfg.Delta, tr.Events(), func() (any, error) {
+	hyper := map[string]any{"method": c.Method, "kernel": c.Kernel, "lambda": tr.Lambda(), "delta": c.Delta}
+	if c.Kernel != lsq.KernelLinear {
+		hyper["dim"], hyper["gamma"] = c.Dim, c.Gamma
+	}
+	if v, ok := tr.Params()["eta"]; ok {
+		hyper["eta"] = v
+	}
+	p := &trainPlan{fn: "DP_LSQ", kind: mechanism.KindLSQ, spec: s, reqEps: eps, reqDelta: cfg.Delta, events: tr.Events(),
+		params: params, scales: tr.Params(), hyper: hyper, mechanism: lsqMechanism(c.Method)}
+	p.train = func() (*mechanism.Model, error) {
 		// One streaming pass over storage: sufficient statistics are
 		// accumulated while the scan runs, no copy of the table is kept.
-		cols := append(append([]string(nil), s.features...), s.label)
+		cols := append(append([]string(nil), p.spec.features...), p.spec.label)
 		scan := func(emit func([]float64) error) error {
-			_, err := e.Store.ScanFloats(ref.db, ref.table, cols, emit)
+			_, err := e.scanDP(ref, cols, emit)
 			return err
 		}
 		m, err := tr.TrainStream(scan)
 		if errors.Is(err, lsq.ErrRowCountChanged) {
 			// Owners wrote meanwhile: recalibrate on the n now in the
-			// table (public; ε unchanged) and read it in memory once.
-			X, y, lerr := e.loadRegression(s)
+			// table (public; ε, δ, the method and λ rule unchanged) and
+			// read it in memory once.
+			X, y, lerr := e.loadRegression(p.spec)
 			if lerr != nil {
 				return nil, fmt.Errorf("read %s: %w", ref.key, lerr)
 			}
-			cfg.N, s.n = len(X), int64(len(X))
-			if tr, err = lsq.Plan(cfg); err != nil {
+			again := tr.Config()
+			again.N, p.spec.n = len(X), int64(len(X))
+			if tr, err = lsq.Plan(again); err != nil {
 				return nil, err
 			}
 			m, err = tr.Train(X, y)
 		}
-		if err != nil {
-			return nil, err
-		}
-		return e.saveModel(ctx, s, m, params, charged, chargedDelta, eps)
-	})
+		return m, err
+	}
+	return p, nil
+}
+
+// lsqMechanism names the release of each method.
+func lsqMechanism(method string) string {
+	switch method {
+	case lsq.MethodObjective:
+		return "Kifer et al. objective perturbation (Obj-Gauss), released through the grid-safe output step"
+	case lsq.MethodInput:
+		return "Fukuchi et al. input perturbation, released through the grid-safe output step"
+	}
+	return "Nie & Wang output perturbation of the ridge minimiser (Lemma 2 sensitivity)"
 }
 
 // dpLSQPredict implements DP_LSQ_PREDICT('<table>', ε, '<kernel>',
 // '<options>', x1, …, xd): one private Nie–Wang prediction at x.
+// dry_run=1 answers the plan instead.
 func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
-	a, cfg, err := e.lsqArgs(ctx, args)
+	a, err := e.parseTrainArgs(ctx, args, true)
+	if err != nil {
+		return nil, err
+	}
+	dry, err := dryRunOption(a.opts)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := lsqConfig(a.opts, a.eps, a.kernel)
 	if err != nil {
 		return nil, err
 	}
 	ref, eps, o := a.ref, a.eps, a.opts
-	if cfg.Method != "" {
-		return nil, fmt.Errorf("DP_LSQ_PREDICT takes no method option (it is the Nie–Wang private prediction)")
+	if cfg.Method != "" || cfg.Center != 0 {
+		return nil, fmt.Errorf("DP_LSQ_PREDICT takes no method or center option (it is the Nie–Wang private prediction)")
 	}
 	s, err := e.spec(ref, o, false)
 	if err != nil {
@@ -132,6 +193,10 @@ func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
 		if xq[i], err = argFloat(args, 4+i, s.features[i]); err != nil {
 			return nil, err
 		}
+		// x is raw; the model is fitted on the transformed scale.
+		if i < len(s.reads) {
+			xq[i] = mechanism.ApplyTransform(s.reads[i].Transform, xq[i])
+		}
 	}
 	cfg.N, cfg.Features, cfg.Lo, cfg.Hi = int(s.n), s.features, s.lo, s.hi
 	cfg.Label, cfg.LabelLo, cfg.LabelHi = s.label, s.labelLo, s.labelHi
@@ -139,7 +204,16 @@ func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.release(ctx, ref, "DP_LSQ_PREDICT", eps, 0, pp.Events(), func() (any, error) {
+	c := pp.Config()
+	hyper := map[string]any{"kernel": c.Kernel, "lambda": pp.Lambda(), "x": xq}
+	if c.Kernel != lsq.KernelLinear {
+		hyper["dim"], hyper["gamma"] = c.Dim, c.Gamma
+	}
+	p := &releasePlan{fn: "DP_LSQ_PREDICT", ref: ref, reqEps: eps, events: pp.Events(),
+		mechanism:   "Nie & Wang private prediction: one clipped kernel-ridge prediction + Laplace noise",
+		calibration: pp.Params(), hyper: hyper,
+		info: map[string]any{"n": s.n, "label": s.label, "features": s.features}}
+	p.compute = func() (any, error) {
 		X, y, err := e.loadRegression(s)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", ref.key, err)
@@ -150,6 +224,14 @@ func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
 				return nil, err
 			}
 		}
-		return pp.Predict(X, y, xq)
-	})
+		v, err := pp.Predict(X, y, xq)
+		if err != nil {
+			return nil, err
+		}
+		if len(s.reads) > len(s.features) {
+			v = mechanism.InverseTransform(s.reads[len(s.features)].Transform, v)
+		}
+		return v, nil
+	}
+	return e.execute(ctx, p, dry)
 }

@@ -9,8 +9,30 @@ import (
 	"github.com/dpsql/dpsql/mechanism"
 )
 
-// dpMean implements DP_MEAN('<table>', '<column>', ε).
+// dpMean implements DP_MEAN('<table>', '<column>', ε [, '<options>']); the
+// only option is dry_run=1.
 func (e *Env) dpMean(ctx *sql.Context, args []any) (any, error) {
+	o, err := optionsArg(args, 3)
+	if err != nil {
+		return nil, err
+	}
+	dry, err := dryRunOption(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.unknown(); err != nil {
+		return nil, err
+	}
+	p, err := e.planMean(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	return e.execute(ctx, p, dry)
+}
+
+// planMean plans DP_MEAN from public inputs: the column's declared bounds
+// and the row count.
+func (e *Env) planMean(ctx *sql.Context, args []any) (*releasePlan, error) {
 	name, err := argString(args, 0, "table")
 	if err != nil {
 		return nil, err
@@ -43,15 +65,22 @@ func (e *Env) dpMean(ctx *sql.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.release(ctx, ref, "DP_MEAN", eps, 0, []budget.Event{m.Event()}, func() (any, error) {
-		acc := m.Accumulator()
-		stop := scanCheck(ctx)
-		if _, err := e.Store.ScanFloats(ref.db, ref.table, []string{col}, func(row []float64) error {
-			acc.Add(row[0])
-			return stop()
-		}); err != nil {
-			return nil, fmt.Errorf("scan %s: %w", ref.key, err)
-		}
-		return acc.Release()
-	})
+	return &releasePlan{
+		fn: "DP_MEAN", ref: ref, reqEps: eps, events: []budget.Event{m.Event()},
+		mechanism:   "Laplace mean: clipped sum / n + Laplace noise, clamped to the bounds",
+		calibration: map[string]float64{"sensitivity": m.Sensitivity(), "laplace_scale": m.Scale()},
+		hyper:       map[string]any{"lower_bound": b.Lo, "upper_bound": b.Hi},
+		info:        map[string]any{"column": col, "n": n},
+		compute: func() (any, error) {
+			acc := m.Accumulator()
+			stop := scanCheck(ctx)
+			if _, err := e.scanDP(ref, []string{col}, func(row []float64) error {
+				acc.Add(row[0])
+				return stop()
+			}); err != nil {
+				return nil, fmt.Errorf("scan %s: %w", ref.key, err)
+			}
+			return acc.Release()
+		},
+	}, nil
 }

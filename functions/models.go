@@ -114,8 +114,30 @@ func (e *Env) dpModelJSON(ctx *sql.Context, args []any) (any, error) {
 	return string(out), nil
 }
 
-// dpEvaluate implements DP_EVALUATE('<model>', '<table>', ε).
+// dpEvaluate implements DP_EVALUATE('<model>', '<table>', ε [, '<options>']);
+// the only option is dry_run=1.
 func (e *Env) dpEvaluate(ctx *sql.Context, args []any) (any, error) {
+	o, err := optionsArg(args, 3)
+	if err != nil {
+		return nil, err
+	}
+	dry, err := dryRunOption(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.unknown(); err != nil {
+		return nil, err
+	}
+	p, err := e.planEvaluate(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	return e.execute(ctx, p, dry)
+}
+
+// planEvaluate plans DP_EVALUATE from public inputs: the model (its
+// label bounds) and the test table's schema and row count.
+func (e *Env) planEvaluate(ctx *sql.Context, args []any) (*releasePlan, error) {
 	name, err := argString(args, 0, "model")
 	if err != nil {
 		return nil, err
@@ -154,8 +176,22 @@ func (e *Env) dpEvaluate(ctx *sql.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	fn := "DP_EVALUATE:" + name
-	return e.release(ctx, ref, fn, eps, 0, []budget.Event{ev.Event()}, func() (any, error) {
+	n, err := e.Store.RowCount(ref.db, ref.table)
+	if err != nil {
+		return nil, fmt.Errorf("row count of %s: %w", ref.key, err)
+	}
+	metric := "accuracy: (correct + Laplace)/n"
+	if regression {
+		metric = "RMSE: sqrt(max(0, SSE + Laplace)/n), predictions and labels clipped to the label bounds"
+	}
+	p := &releasePlan{
+		fn: "DP_EVALUATE:" + name, ref: ref, reqEps: eps, events: []budget.Event{ev.Event()},
+		mechanism:   metric,
+		calibration: map[string]float64{"sensitivity": ev.Sensitivity(max(n, 1)), "laplace_scale": ev.Scale(max(n, 1))},
+		hyper:       map[string]any{"model": name, "model_kind": m.Kind},
+		info:        map[string]any{"n": n},
+	}
+	p.compute = func() (any, error) {
 		score := ev.Score()
 		d := len(m.Features)
 		x := make([]float64, d)
@@ -180,7 +216,9 @@ func (e *Env) dpEvaluate(ctx *sql.Context, args []any) (any, error) {
 				if !ok {
 					y = nanValue
 				}
-				score.AddResidual(p.Value, y)
+				// Residuals on the scale the label bounds are declared on.
+				lt := m.LabelTransform
+				score.AddResidual(mechanism.ApplyTransform(lt, p.Value), mechanism.ApplyTransform(lt, y))
 			} else {
 				score.AddCorrect(row[d] != nil && LabelString(row[d]) == p.Class)
 			}
@@ -190,7 +228,8 @@ func (e *Env) dpEvaluate(ctx *sql.Context, args []any) (any, error) {
 			return nil, fmt.Errorf("scan %s: %w", ref.key, err)
 		}
 		return score.Release()
-	})
+	}
+	return p, nil
 }
 
 var nanValue = math.NaN()

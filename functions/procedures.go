@@ -9,6 +9,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism"
 )
 
 // Procedures returns the dp_* stored procedures, callable with CALL by data
@@ -22,7 +23,11 @@ func (e *Env) Procedures() []sql.ExternalStoredProcedureDetails {
 		{Name: "dp_protect", Schema: okSchema, Function: func(ctx *sql.Context, table string, eps, delta float64, mode string) (sql.RowIter, error) {
 			return e.protect(ctx, table, eps, delta, mode)
 		}},
+		{Name: "dp_bounds", Schema: okSchema, Function: func(ctx *sql.Context, table, column string, lo, hi float64) (sql.RowIter, error) {
+			return e.bounds(ctx, table, column, lo, hi, "")
+		}},
 		{Name: "dp_bounds", Schema: okSchema, Function: e.bounds},
+		{Name: "dp_transform", Schema: okSchema, Function: e.transform},
 		{Name: "dp_labels", Schema: okSchema, Function: e.labels},
 		{Name: "dp_owner_add", Schema: okSchema, Function: func(ctx *sql.Context, u string) (sql.RowIter, error) { return e.owner(ctx, u, true) }},
 		{Name: "dp_owner_remove", Schema: okSchema, Function: func(ctx *sql.Context, u string) (sql.RowIter, error) { return e.owner(ctx, u, false) }},
@@ -85,9 +90,22 @@ func isNumeric(t sql.Type) bool {
 	return types.IsNumber(t) || types.IsDecimal(t)
 }
 
-func (e *Env) bounds(ctx *sql.Context, name, column string, lo, hi float64) (sql.RowIter, error) {
+// bounds implements CALL dp_bounds(t, c, lo, hi [, 'clip']). Without
+// 'clip' every row must lie within the bounds (checked now and at every
+// write); with it rows keep raw values and every DP read clips
+// (functions/dpread.go). Bounds are on the scale of the column's declared
+// transform (dp_transform), if any.
+func (e *Env) bounds(ctx *sql.Context, name, column string, lo, hi float64, mode string) (sql.RowIter, error) {
 	if err := e.requireOwner(ctx, "dp_bounds"); err != nil {
 		return nil, err
+	}
+	var clip bool
+	switch strings.ToLower(strings.TrimSpace(mode)) {
+	case "":
+	case "clip":
+		clip = true
+	default:
+		return nil, fmt.Errorf("dp_bounds: the fifth argument must be 'clip' (or omitted), got %q", mode)
 	}
 	ref, err := e.resolveTable(ctx, name)
 	if err != nil {
@@ -104,23 +122,92 @@ func (e *Env) bounds(ctx *sql.Context, name, column string, lo, hi float64) (sql
 	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(lo < hi) {
 		return nil, fmt.Errorf("dp_bounds: bounds must be finite with lower < upper, got [%v, %v]", lo, hi)
 	}
-	// The owner may see their own data, so the error may count violations.
+	tf := e.Reads(ref.key, []string{c})[0].Transform
+	if !clip {
+		// The owner may see their own data, so the error may count violations.
+		bad, err := e.countOutside(ref, c, tf, lo, hi)
+		if err != nil {
+			return nil, fmt.Errorf("dp_bounds: %w", err)
+		}
+		if bad > 0 {
+			return nil, fmt.Errorf("dp_bounds: %d existing rows of %s have %s outside [%v, %v]%s; fix them, widen the bounds, or declare them with 'clip' (every DP read then clips)", bad, ref.key, c, lo, hi, scaleNote(tf))
+		}
+	}
+	if err := e.Catalog.SetBoundsClip(ref.key, c, lo, hi, clip); err != nil {
+		return nil, fmt.Errorf("dp_bounds: %w", err)
+	}
+	if clip {
+		return done("bounds of %s.%s set to [%v, %v]%s; rows may hold values outside them, every DP read clips", ref.key, c, lo, hi, scaleNote(tf))
+	}
+	return done("bounds of %s.%s set to [%v, %v]%s", ref.key, c, lo, hi, scaleNote(tf))
+}
+
+func scaleNote(tf string) string {
+	if tf == "" {
+		return ""
+	}
+	return " (on the " + tf + " scale)"
+}
+
+// countOutside counts the rows whose transformed value of c lies outside
+// [lo, hi] (NULL is never outside).
+func (e *Env) countOutside(ref tableRef, c, tf string, lo, hi float64) (int64, error) {
 	var bad int64
 	if _, err := e.Store.ScanFloats(ref.db, ref.table, []string{c}, func(row []float64) error {
-		if v := row[0]; !math.IsNaN(v) && (v < lo || v > hi) {
-			bad++
+		if v := row[0]; !math.IsNaN(v) {
+			if v = mechanism.ApplyTransform(tf, v); v < lo || v > hi {
+				bad++
+			}
 		}
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("dp_bounds: scan: %w", err)
+		return 0, fmt.Errorf("scan: %w", err)
 	}
-	if bad > 0 {
-		return nil, fmt.Errorf("dp_bounds: %d existing rows of %s have %s outside [%v, %v]; fix them or widen the bounds", bad, ref.key, c, lo, hi)
+	return bad, nil
+}
+
+// transform implements CALL dp_transform(t, c, 'log1p' | 'identity'): a
+// public transform every DP read applies to the column before clipping and
+// scaling. Declared bounds are on the transformed scale; if they are not
+// declared with 'clip', existing rows must satisfy them on the new scale.
+func (e *Env) transform(ctx *sql.Context, name, column, kind string) (sql.RowIter, error) {
+	if err := e.requireOwner(ctx, "dp_transform"); err != nil {
+		return nil, err
 	}
-	if err := e.Catalog.SetBounds(ref.key, c, lo, hi); err != nil {
-		return nil, fmt.Errorf("dp_bounds: %w", err)
+	ref, err := e.resolveTable(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("dp_transform: %w", err)
 	}
-	return done("bounds of %s.%s set to [%v, %v]", ref.key, c, lo, hi)
+	c, err := ref.column(column)
+	if err != nil {
+		return nil, fmt.Errorf("dp_transform: %w", err)
+	}
+	idx := ref.schema.IndexOfColName(c)
+	if !isNumeric(ref.schema[idx].Type) {
+		return nil, fmt.Errorf("dp_transform: column %s is %s, not numeric", c, ref.schema[idx].Type)
+	}
+	kind = strings.ToLower(strings.TrimSpace(kind))
+	if kind == "" || !mechanism.ValidTransform(kind) {
+		return nil, fmt.Errorf("dp_transform: transform must be 'log1p' or 'identity', got %q", kind)
+	}
+	tf := kind
+	if tf == mechanism.TransformIdentity {
+		tf = ""
+	}
+	r := e.Reads(ref.key, []string{c})[0]
+	if r.Bounded && !r.Clip {
+		bad, err := e.countOutside(ref, c, tf, r.Lo, r.Hi)
+		if err != nil {
+			return nil, fmt.Errorf("dp_transform: %w", err)
+		}
+		if bad > 0 {
+			return nil, fmt.Errorf("dp_transform: %d existing rows of %s have %s(%s) outside its declared bounds [%v, %v]; declare bounds on the %s scale first (CALL dp_bounds(…, 'clip') keeps raw values and clips)", bad, ref.key, kind, c, r.Lo, r.Hi, kind)
+		}
+	}
+	if err := e.Catalog.SetTransform(ref.key, c, tf); err != nil {
+		return nil, fmt.Errorf("dp_transform: %w", err)
+	}
+	return done("transform of %s.%s set to %s", ref.key, c, kind)
 }
 
 func (e *Env) labels(ctx *sql.Context, name, column, values string) (sql.RowIter, error) {

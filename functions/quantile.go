@@ -12,60 +12,74 @@ import (
 
 // dpQuantile implements DP_QUANTILE('<table>', '<column>', q, ε [, 'grid=K']):
 // report-noisy-max over K (default 1000) public grid points of the column's
-// declared bounds (mechanism/agg/quantile.go).
+// declared bounds (mechanism/agg/quantile.go). Options: grid=K, dry_run=1.
 func (e *Env) dpQuantile(ctx *sql.Context, args []any) (any, error) {
-	name, err := argString(args, 0, "table")
+	p, dry, err := e.planQuantile(ctx, args)
 	if err != nil {
 		return nil, err
+	}
+	return e.execute(ctx, p, dry)
+}
+
+// planQuantile plans DP_QUANTILE from public inputs only.
+func (e *Env) planQuantile(ctx *sql.Context, args []any) (*releasePlan, bool, error) {
+	name, err := argString(args, 0, "table")
+	if err != nil {
+		return nil, false, err
 	}
 	colArg, err := argString(args, 1, "column")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	q, err := argFloat(args, 2, "q")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	eps, err := argEpsilon(args, 3)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	k := 1000
-	if len(args) > 4 {
-		s, err := argString(args, 4, "options")
-		if err != nil {
-			return nil, err
-		}
-		opts, err := parseOptions(s)
-		if err != nil {
-			return nil, err
-		}
-		if k, err = opts.int("grid", 1000); err != nil {
-			return nil, err
-		}
-		if err := opts.unknown(); err != nil {
-			return nil, err
-		}
+	opts, err := optionsArg(args, 4)
+	if err != nil {
+		return nil, false, err
+	}
+	dry, err := dryRunOption(opts)
+	if err != nil {
+		return nil, false, err
+	}
+	k, err := opts.int("grid", 1000)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := opts.unknown(); err != nil {
+		return nil, false, err
 	}
 	ref, err := e.protectedTable(ctx, name)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	col, err := ref.column(colArg)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	b, ok := e.Catalog.Bounds(ref.key, col)
 	if !ok {
-		return nil, fmt.Errorf("column %s of %s has no declared bounds (CALL dp_bounds first): the quantile grid must be public", col, ref.key)
+		return nil, false, fmt.Errorf("column %s of %s has no declared bounds (CALL dp_bounds first): the quantile grid must be public", col, ref.key)
 	}
 	m, err := agg.NewQuantile(b.Lo, b.Hi, q, eps, k)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return e.release(ctx, ref, "DP_QUANTILE", eps, 0, []budget.Event{m.Event()}, func() (any, error) {
+	p := &releasePlan{
+		fn: "DP_QUANTILE", ref: ref, reqEps: eps, events: []budget.Event{m.Event()},
+		mechanism:   "report-noisy-max over K public grid points of the declared bounds (mechanism/agg/quantile.go)",
+		calibration: map[string]float64{"sensitivity": 1, "laplace_scale": m.Scale()},
+		hyper:       map[string]any{"q": q, "grid": k, "lower_bound": b.Lo, "upper_bound": b.Hi},
+		info:        map[string]any{"column": col},
+	}
+	p.compute = func() (any, error) {
 		acc := m.Accumulator()
-		if _, err := e.Store.ScanFloats(ref.db, ref.table, []string{col}, func(row []float64) error {
+		if _, err := e.scanDP(ref, []string{col}, func(row []float64) error {
 			acc.Add(row[0])
 			return nil
 		}); err != nil {
@@ -79,5 +93,6 @@ func (e *Env) dpQuantile(ctx *sql.Context, args []any) (any, error) {
 			return nil, fmt.Errorf("quantile: NaN")
 		}
 		return v, nil
-	})
+	}
+	return p, dry, nil
 }

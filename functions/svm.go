@@ -5,6 +5,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/svm"
 )
 
@@ -13,13 +14,29 @@ import (
 // Every option is checked by svm.Plan before the budget is reserved. Once
 // the rows are read, Train runs a number of gradient steps fixed by the
 // plan and has no error that depends on them (docs/mechanisms/svm.md §9).
+// dry_run=1 answers the plan instead.
 func (e *Env) dpSVMTrain(ctx *sql.Context, args []any) (any, error) {
 	a, err := e.parseTrainArgs(ctx, args, true)
 	if err != nil {
 		return nil, err
 	}
+	dry, err := dryRunOption(a.opts)
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.planSVMTrain(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	return e.runPlan(ctx, p, dry)
+}
+
+// planSVMTrain plans DP_SVM_TRAIN (also DP_TRAIN kind svm) from public
+// inputs only.
+func (e *Env) planSVMTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	ref, eps, o := a.ref, a.eps, a.opts
 	cfg := svm.Config{Kernel: a.kernel, Epsilon: eps, Stop: stopOf(ctx)}
+	var err error
 	if cfg.C, err = o.positive("c"); err != nil {
 		return nil, err
 	}
@@ -51,8 +68,11 @@ func (e *Env) dpSVMTrain(ctx *sql.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.release(ctx, ref, "DP_SVM_TRAIN", eps, cfg.Delta, tr.Events(), func() (any, error) {
-		X, y, err := e.loadClassification(s)
+	p := &trainPlan{fn: "DP_SVM_TRAIN", kind: mechanism.KindSVM, spec: s, reqEps: eps, reqDelta: cfg.Delta, events: tr.Events(),
+		params: svmParams(tr, s.label, s.features), scales: svmScales(tr), hyper: svmHyper(tr),
+		mechanism: "Rubinstein et al. private SVM: output perturbation of the regularised hinge/Huber minimiser"}
+	p.train = func() (*mechanism.Model, error) {
+		X, y, err := e.loadClassification(p.spec)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", ref.key, err)
 		}
@@ -64,15 +84,32 @@ func (e *Env) dpSVMTrain(ctx *sql.Context, args []any) (any, error) {
 			if tr, err = svm.Plan(again); err != nil {
 				return nil, err
 			}
-			s.n = int64(len(X))
+			p.spec.n = int64(len(X))
+			p.params = svmParams(tr, p.spec.label, p.spec.features)
 		}
-		m, err := tr.Train(X, y)
-		if err != nil {
-			return nil, err
-		}
-		charged, chargedDelta := eventsCost(tr.Events())
-		return e.saveModel(ctx, s, m, svmParams(tr, s.label, s.features), charged, chargedDelta, eps)
-	})
+		return tr.Train(X, y)
+	}
+	return p, nil
+}
+
+// svmScales is the public calibration shown by a dry run.
+func svmScales(tr *svm.Trainer) map[string]float64 {
+	return map[string]float64{"sensitivity": tr.Sensitivity(), "scale": tr.Scale(),
+		"epsilon_per_model": tr.EpsilonPerModel(), "models": float64(tr.Models()), "features": float64(tr.Dim()),
+		"iterations": float64(tr.Iterations()), "step": tr.Step()}
+}
+
+// svmHyper is the configuration with defaults filled in.
+func svmHyper(tr *svm.Trainer) map[string]any {
+	c := tr.Config()
+	h := map[string]any{"kernel": c.Kernel, "C": c.C, "loss": c.Loss, "delta": c.Delta}
+	if c.Loss == svm.LossHuber {
+		h["h"] = c.HuberH
+	}
+	if c.Dim > 0 {
+		h["dim"], h["gamma"] = c.Dim, c.Gamma
+	}
+	return h
 }
 
 // svmParams is the dp_models description of a release: the public

@@ -25,8 +25,17 @@ type trainSpec struct {
 	classes  []string // classification: declared label domain
 	labelLo  float64  // regression: declared label bounds
 	labelHi  float64
-	n        int64
-	model    string // name for the released model
+	// reads: how DP reads see the features (then, for regression, the
+	// label): public transforms and clipping (dpread.go).
+	reads []catalog.Read
+	n     int64
+	model string // name for the released model
+}
+
+// featureReads returns the reads of the feature columns (none if the spec
+// was built without them: then values are read raw, already in bounds).
+func (s *trainSpec) featureReads() []catalog.Read {
+	return s.reads[:min(len(s.reads), len(s.features))]
 }
 
 // spec resolves label= and features= from the catalog.
@@ -113,6 +122,10 @@ func (e *Env) spec(ref tableRef, o options, classification bool) (trainSpec, err
 			return s, fmt.Errorf("no feature columns: declare bounds on the feature columns of %s (CALL dp_bounds)", ref.key)
 		}
 	}
+	s.reads = e.Reads(ref.key, s.features)
+	if !classification {
+		s.reads = append(s.reads, t.ReadOf(s.label))
+	}
 	n, err := e.Store.RowCount(ref.db, ref.table)
 	if err != nil {
 		return s, fmt.Errorf("row count of %s: %w", ref.key, err)
@@ -166,6 +179,7 @@ func (e *Env) loadClassification(s trainSpec) ([][]float64, []int, error) {
 		_, err := e.Store.ScanFloats(s.ref.db, s.ref.table, cols, func(v []float64) error {
 			r := row()
 			copy(r, v[:d])
+			readRow(s.featureReads(), r)
 			X = append(X, r)
 			cls := 0
 			if !math.IsNaN(v[d]) {
@@ -185,6 +199,7 @@ func (e *Env) loadClassification(s trainSpec) ([][]float64, []int, error) {
 			}
 			r[j] = f
 		}
+		readRow(s.featureReads(), r)
 		X = append(X, r)
 		cls := 0
 		if v[d] != nil {
@@ -204,6 +219,7 @@ func (e *Env) loadRegression(s trainSpec) ([][]float64, []float64, error) {
 	backing := make([]float64, 0)
 	cols := append(append([]string(nil), s.features...), s.label)
 	_, err := e.Store.ScanFloats(s.ref.db, s.ref.table, cols, func(v []float64) error {
+		readRow(s.reads, v)
 		if len(backing) < d {
 			backing = make([]float64, d*4096)
 		}
@@ -220,6 +236,16 @@ func (e *Env) loadRegression(s trainSpec) ([][]float64, []float64, error) {
 // saveModel records a released model in the catalog.
 func (e *Env) saveModel(ctx *sql.Context, s trainSpec, m *mechanism.Model, params string, eps, delta, reqEps float64) (string, error) {
 	m.Label, m.Features = s.label, s.features
+	// The model applies the features' public transforms to raw rows at
+	// prediction; training read them already transformed (dpread.go).
+	sc, err := m.Scaler.WithTransforms(transformsOf(s.featureReads()))
+	if err != nil {
+		return "", err
+	}
+	m.Scaler = sc
+	if len(s.reads) > len(s.features) {
+		m.LabelTransform = s.reads[len(s.features)].Transform
+	}
 	js, err := json.Marshal(m)
 	if err != nil {
 		return "", fmt.Errorf("encode model: %w", err)

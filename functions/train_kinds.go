@@ -116,6 +116,9 @@ func planLogReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	if cfg.Horizon, err = a.opts.positive("horizon"); err != nil {
 		return nil, err
 	}
+	if cfg.Clip, err = a.opts.positive("clip"); err != nil {
+		return nil, err
+	}
 	if s.model, err = e.modelName(a.opts, mechanism.KindLogReg, a.ref); err != nil {
 		return nil, err
 	}
@@ -126,7 +129,7 @@ func planLogReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	}
 	c := tr.Config()
 	p := &trainPlan{fn: "DP_TRAIN", kind: mechanism.KindLogReg, spec: s, reqEps: a.eps, reqDelta: delta, events: tr.Events(),
-		params: paramString("kind", mechanism.KindLogReg, "delta", delta, "steps", c.Steps, "horizon", c.Horizon, "label", s.label, "features", s.features),
+		params: paramString("kind", mechanism.KindLogReg, "delta", delta, "steps", c.Steps, "horizon", c.Horizon, "clip", c.Clip, "label", s.label, "features", s.features),
 		scales: tr.Params()}
 	p.train = func() (*mechanism.Model, error) {
 		X, y, err := e.classificationData(&p.spec)

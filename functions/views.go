@@ -72,7 +72,11 @@ func (d *systemDB) GetTableInsensitive(_ *sql.Context, name string) (sql.Table, 
 	v, ok := d.tables[strings.ToLower(name)]
 	return v, ok, nil
 }
-func (d *systemDB) GetTableNames(*sql.Context) ([]string, error) { return d.names, nil }
+
+// GetTableNames lists no base tables: the views are listed by AllViews, as
+// VIEW, so that mysqldump --all-databases does not dump their rows as
+// tables (issue 13).
+func (d *systemDB) GetTableNames(*sql.Context) ([]string, error) { return nil, nil }
 
 // The system database has no views, triggers or procedures of its own, but
 // go-mysql-server's privilege wrapper asks for them.
@@ -89,7 +93,14 @@ func (d *systemDB) DropView(*sql.Context, string) error                   { retu
 func (d *systemDB) GetViewDefinition(*sql.Context, string) (sql.ViewDefinition, bool, error) {
 	return sql.ViewDefinition{}, false, nil
 }
-func (d *systemDB) AllViews(*sql.Context) ([]sql.ViewDefinition, error)       { return nil, nil }
+func (d *systemDB) AllViews(*sql.Context) ([]sql.ViewDefinition, error) {
+	out := make([]sql.ViewDefinition, 0, len(d.names))
+	for _, v := range d.names {
+		def := "SELECT * FROM `" + SystemDatabase + "`.`" + v + "` /* computed by dpsql over every database */"
+		out = append(out, sql.ViewDefinition{Name: v, TextDefinition: def, CreateViewStatement: "CREATE VIEW `" + v + "` AS " + def})
+	}
+	return out, nil
+}
 func (d *systemDB) GetTriggers(*sql.Context) ([]sql.TriggerDefinition, error) { return nil, nil }
 func (d *systemDB) CreateTrigger(*sql.Context, sql.TriggerDefinition) error   { return errReadOnly }
 func (d *systemDB) DropTrigger(*sql.Context, string) error                    { return errReadOnly }
@@ -299,19 +310,26 @@ func (e *Env) ledgerView(db string) *view {
 func (e *Env) columnsView(db string) *view {
 	return newView("dp_columns", []*sql.Column{
 		col("table_name", types.Text), col("column_name", types.Text), col("lower_bound", types.Float64),
-		col("upper_bound", types.Float64), col("labels", types.Text),
+		col("upper_bound", types.Float64), col("labels", types.Text), col("clip", types.Boolean), col("transform", types.Text),
 	}, func(ctx *sql.Context) ([]sql.Row, error) {
 		var rows []sql.Row
 		for _, t := range e.Catalog.Tables() {
 			if !e.shows(ctx, db, t.Name) {
 				continue
 			}
+			// clip: rows may hold values outside the bounds (every DP read
+			// clips); transform: applied by DP reads before the bounds.
 			for c, b := range t.Bounds {
-				rows = append(rows, sql.Row{t.Name, c, b.Lo, b.Hi, nil})
+				rows = append(rows, sql.Row{t.Name, c, b.Lo, b.Hi, nil, t.Clip[c], transformName(t.Transforms[c])})
 			}
 			for c, l := range t.Labels {
 				js, _ := json.Marshal(l)
-				rows = append(rows, sql.Row{t.Name, c, nil, nil, string(js)})
+				rows = append(rows, sql.Row{t.Name, c, nil, nil, string(js), nil, nil})
+			}
+			for c, tf := range t.Transforms {
+				if _, ok := t.Bounds[c]; !ok {
+					rows = append(rows, sql.Row{t.Name, c, nil, nil, nil, nil, tf})
+				}
 			}
 		}
 		sort.Slice(rows, func(i, j int) bool {
@@ -330,4 +348,11 @@ func (e *Env) ownersView() *view {
 		}
 		return rows, nil
 	})
+}
+
+func transformName(tf string) string {
+	if tf == "" {
+		return "identity"
+	}
+	return tf
 }

@@ -12,10 +12,80 @@ import (
 // is set a constant 1 is appended. The vector is then divided by √F, with F
 // the resulting dimension, so that ‖x‖₂ ≤ 1 for every possible row: κ ≤ 1
 // holds by construction, not by looking at the data.
+//
+// Transforms (optional, one per feature, "" or TransformIdentity for none)
+// are the owner-declared public transforms (CALL dp_transform): each raw
+// value v is replaced by T(v) before the affine map, and Lo, Hi are bounds
+// on the transformed scale. A released model keeps them, so predictions
+// apply the same T to raw rows.
 type Scaler struct {
-	Lo        []float64 `json:"lo"`
-	Hi        []float64 `json:"hi"`
-	Intercept bool      `json:"intercept"`
+	Lo         []float64 `json:"lo"`
+	Hi         []float64 `json:"hi"`
+	Intercept  bool      `json:"intercept"`
+	Transforms []string  `json:"transforms,omitempty"`
+}
+
+// Public transforms an owner may declare on a column (CALL dp_transform).
+const (
+	TransformIdentity = "identity"
+	TransformLog1p    = "log1p"
+)
+
+// ValidTransform reports whether name is a known transform (lower case).
+func ValidTransform(name string) bool {
+	return name == "" || name == TransformIdentity || name == TransformLog1p
+}
+
+// ApplyTransform is the one definition of every public transform, used by
+// every DP read (functions/dpread.go) and by Scaler. It is a fixed function
+// of one value: log1p(v) = ln(1 + v) for v > −1, −Inf for v ≤ −1 (so the
+// following clip to the declared bounds maps it to the lower bound); NaN
+// (NULL) stays NaN. Unknown names are rejected when declared, never here.
+func ApplyTransform(name string, v float64) float64 {
+	if name != TransformLog1p || math.IsNaN(v) {
+		return v
+	}
+	if v <= -1 {
+		return math.Inf(-1)
+	}
+	return math.Log1p(v)
+}
+
+// InverseTransform maps a value on the transformed scale back to the raw
+// scale (for regression labels): expm1 for log1p.
+func InverseTransform(name string, v float64) float64 {
+	if name != TransformLog1p {
+		return v
+	}
+	return math.Expm1(v)
+}
+
+// WithTransforms returns a copy of s whose rows are transformed by ts (one
+// per feature) before scaling. All identity: no transform is recorded.
+func (s Scaler) WithTransforms(ts []string) (Scaler, error) {
+	some := false
+	for j, t := range ts {
+		if !ValidTransform(t) {
+			return s, fmt.Errorf("scaler: unknown transform %q of feature %d", t, j)
+		}
+		some = some || (t != "" && t != TransformIdentity)
+	}
+	s.Transforms = nil
+	if !some {
+		return s, nil
+	}
+	if len(ts) != len(s.Lo) {
+		return s, fmt.Errorf("scaler: %d transforms for %d features", len(ts), len(s.Lo))
+	}
+	s.Transforms = append([]string(nil), ts...)
+	return s, nil
+}
+
+func (s Scaler) transform(j int) string {
+	if j < len(s.Transforms) {
+		return s.Transforms[j]
+	}
+	return ""
 }
 
 // NewScaler validates public bounds and returns a Scaler.
@@ -49,7 +119,7 @@ func (s Scaler) Transform(dst, x []float64) []float64 {
 	dst = dst[:f]
 	inv := 1 / math.Sqrt(float64(f))
 	for j, v := range x {
-		dst[j] = unitInterval(v, s.Lo[j], s.Hi[j]) * inv
+		dst[j] = unitInterval(ApplyTransform(s.transform(j), v), s.Lo[j], s.Hi[j]) * inv
 	}
 	if s.Intercept {
 		dst[f-1] = inv
@@ -88,6 +158,7 @@ func Clip(v, lo, hi float64) float64 {
 // Prepared is a Scaler with its affine maps precomputed, for hot loops:
 // Transform then costs one multiply-add and a clamp per value.
 type Prepared struct {
+	tf        []string // nil: no transform
 	mul, add  []float64
 	inv       float64
 	intercept bool
@@ -102,6 +173,9 @@ func (s Scaler) Prepare() Prepared {
 		p.add[j] = -1 - s.Lo[j]*p.mul[j]
 	}
 	p.inv = 1 / math.Sqrt(float64(p.f))
+	if s.Transforms != nil {
+		p.tf = append([]string(nil), s.Transforms...)
+	}
 	return p
 }
 
@@ -118,6 +192,9 @@ func (p *Prepared) Transform(dst, x []float64) []float64 {
 	dst = dst[:p.f]
 	mul, add := p.mul[:len(x)], p.add[:len(x)]
 	for j, v := range x {
+		if p.tf != nil {
+			v = ApplyTransform(p.tf[j], v)
+		}
 		z := v*mul[j] + add[j]
 		switch {
 		case z != z: // NaN (NULL)

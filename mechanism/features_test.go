@@ -63,3 +63,48 @@ func TestRFFIsUnitNorm(t *testing.T) {
 		t.Fatal("dim 0 accepted")
 	}
 }
+
+// TestScalerTransforms: a declared log1p is applied before the affine map by
+// both Transform and Prepared; bounds are on the transformed scale; values
+// ≤ −1 map to the lower bound and NaN to 0; ‖φ(x)‖ ≤ 1 still holds.
+func TestScalerTransforms(t *testing.T) {
+	s, err := NewScaler([]float64{0, 0}, []float64{math.Log1p(99), 10}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = s.WithTransforms([]string{TransformLog1p, ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.Prepare()
+	inv := 1 / math.Sqrt2
+	for _, c := range []struct{ x, want []float64 }{
+		{[]float64{99, 5}, []float64{inv, 0}},                  // log1p(99) is the upper bound
+		{[]float64{0, 10}, []float64{-inv, inv}},               // log1p(0) = 0 is the lower bound
+		{[]float64{math.Sqrt(100) - 1, 0}, []float64{0, -inv}}, // log1p(9) = log(100)/2: the midpoint
+		{[]float64{-1, math.NaN()}, []float64{-inv, 0}},        // ≤ −1 ↦ lower bound
+		{[]float64{-5, 1e300}, []float64{-inv, inv}},           // clipped
+		{[]float64{math.NaN(), -1e300}, []float64{0, -inv}},    // NULL ↦ 0
+		{[]float64{1e300, 0}, []float64{inv, -inv}},            // clipped above
+	} {
+		a, b := s.Transform(nil, c.x), p.Transform(nil, c.x)
+		for j := range c.want {
+			if math.Abs(a[j]-c.want[j]) > 1e-12 || math.Abs(b[j]-c.want[j]) > 1e-12 {
+				t.Fatalf("x=%v: Transform %v, Prepared %v, want %v", c.x, a, b, c.want)
+			}
+		}
+	}
+	if _, err := s.WithTransforms([]string{"sqrt", ""}); err == nil {
+		t.Fatal("unknown transform accepted")
+	}
+	if _, err := s.WithTransforms([]string{TransformLog1p}); err == nil {
+		t.Fatal("one transform for two features accepted")
+	}
+	id, err := s.WithTransforms([]string{TransformIdentity, ""})
+	if err != nil || id.Transforms != nil {
+		t.Fatalf("identity transforms recorded: %v %v", id.Transforms, err)
+	}
+	if v := InverseTransform(TransformLog1p, ApplyTransform(TransformLog1p, 123.5)); math.Abs(v-123.5) > 1e-9 {
+		t.Fatalf("expm1(log1p(123.5)) = %v", v)
+	}
+}

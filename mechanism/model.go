@@ -38,8 +38,12 @@ type Model struct {
 	// are mapped to y' = (y − mid)/half ∈ [−1, 1] (so M = 1) for training.
 	LabelLo float64 `json:"label_lo,omitempty"`
 	LabelHi float64 `json:"label_hi,omitempty"`
-	Scaler  Scaler  `json:"scaler"`
-	RFF     *RFF    `json:"rff,omitempty"`
+	// LabelTransform is the public transform declared on a regression
+	// label (CALL dp_transform): the model is fitted, and LabelLo, LabelHi
+	// declared, on the transformed scale; Predict maps back to the raw one.
+	LabelTransform string `json:"label_transform,omitempty"`
+	Scaler         Scaler `json:"scaler"`
+	RFF            *RFF   `json:"rff,omitempty"`
 	// Weights: SVM one vector (binary) or one per class (one-vs-rest);
 	// LSQ one vector. Each has the dimension of the feature map.
 	Weights [][]float64 `json:"weights,omitempty"`
@@ -95,7 +99,7 @@ func (m *Model) Predict(x []float64) (Prediction, error) {
 		}
 		y := Clip(dot(m.Weights[0], m.featureMap(x)), -1, 1)
 		mid, half := (m.LabelLo+m.LabelHi)/2, (m.LabelHi-m.LabelLo)/2
-		return Prediction{Value: mid + half*y}, nil
+		return Prediction{Value: InverseTransform(m.LabelTransform, mid+half*y)}, nil
 	case KindLMGC, KindQDA, KindGNB:
 		z := m.Scaler.Transform(nil, x)
 		D := len(z)

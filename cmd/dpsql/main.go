@@ -19,6 +19,7 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/engine"
 )
 
@@ -50,7 +51,7 @@ func main() {
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   dpsql serve  [--data-dir DIR] [--listen HOST:PORT] [--demo] [--demo-data DIR] [--log-format text|json] [--log-level LEVEL]
-               [--max-release-memory SIZE] [--tls-cert FILE --tls-key FILE [--require-secure-transport]]
+               [--max-release-memory SIZE] [--answer-cache-entries N] [--tls-cert FILE --tls-key FILE [--require-secure-transport]]
   dpsql import --data-dir DIR --table DB.TABLE --csv FILE
 `)
 }
@@ -87,6 +88,7 @@ func serve(args []string) error {
 	maxMem := fs.String("max-release-memory", "", fmt.Sprintf("memory releases may use, e.g. 8GiB; one release whose public estimate exceeds it is refused before any charge, and releases wait for each other beyond it (default %.0f%% of RAM; 0 = no limit)", engine.ReleaseMemoryFraction*100))
 	tlsCert := fs.String("tls-cert", "", "PEM certificate (chain) for TLS connections")
 	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
+	cacheEntries := fs.Int("answer-cache-entries", catalog.DefaultAnswerCacheEntries, "DP aggregate answers kept in the answer cache (oldest evicted first; an evicted answer makes the next identical query a new, charged release)")
 	requireTLS := fs.Bool("require-secure-transport", false, "refuse logins over connections without TLS (needs --tls-cert and --tls-key)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -117,7 +119,7 @@ func serve(args []string) error {
 	if sopt.RequireSecureTransport && sopt.TLS == nil {
 		return errors.New("--require-secure-transport needs --tls-cert and --tls-key")
 	}
-	e, err := engine.Open(engine.Options{DataDir: *dataDir, RootPassword: os.Getenv("DPSQL_ROOT_PASSWORD"), Log: log, MaxReleaseMemory: mem})
+	e, err := engine.Open(engine.Options{DataDir: *dataDir, RootPassword: os.Getenv("DPSQL_ROOT_PASSWORD"), Log: log, MaxReleaseMemory: mem, AnswerCacheEntries: *cacheEntries})
 	if err != nil {
 		return err
 	}

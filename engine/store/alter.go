@@ -101,20 +101,54 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, 
 			}
 		}
 	}
-	return t.rewrite(ctx, sql.NewPrimaryKeySchema(sch, ords...), map[string]string{renamed: strings.ToLower(nc.Name)}, func(r sql.Row) (sql.Row, error) {
+	// A column that becomes AUTO_INCREMENT continues after its largest
+	// value, as in MySQL (the counter would otherwise hand out 1 again).
+	newAuto := nc.AutoIncrement && !old[i].AutoIncrement
+	var maxAuto any
+	err := t.rewrite(ctx, sql.NewPrimaryKeySchema(sch, ords...), map[string]string{renamed: strings.ToLower(nc.Name)}, func(r sql.Row) (sql.Row, error) {
 		v := r[i]
 		if v != nil {
 			cv, inRange, err := nc.Type.Convert(ctx, v)
 			if err != nil {
-				return nil, fmt.Errorf("column %q: %w", nc.Name, err)
+				return nil, err // its kind is the MySQL error (e.g. data truncated)
 			}
 			if !inRange {
 				return nil, sql.ErrValueOutOfRange.New(v, nc.Type)
 			}
 			v = cv
+			if newAuto {
+				if c, err := nc.Type.Compare(ctx, v, maxAuto); maxAuto == nil || err == nil && c > 0 {
+					maxAuto = v
+				}
+			}
 		}
 		rr := append(append(sql.Row{}, r[:i]...), r[i+1:]...)
 		return append(append(append(sql.Row{}, rr[:pos]...), v), rr[pos:]...), nil
+	})
+	if err != nil || !newAuto {
+		return err
+	}
+	if maxAuto != nil {
+		t.ts.bumpAutoInc(maxAuto)
+	}
+	return t.s.persistAutoInc(t.ts)
+}
+
+// persistAutoInc writes the in-memory AUTO_INCREMENT counter (if larger).
+func (s *Store) persistAutoInc(ts *tableState) error {
+	return s.db.Update(func(btx *bolt.Tx) error {
+		tb := tableBucket(btx, ts.db.key, ts.id)
+		if tb == nil {
+			return sql.ErrTableNotFound.New(ts.meta.Load().name)
+		}
+		st, err := parseStat(tb.Get(keyStat))
+		if err != nil {
+			return err
+		}
+		ts.autoMu.Lock()
+		st.autoInc = max(st.autoInc, ts.autoNext)
+		ts.autoMu.Unlock()
+		return tb.Put(keyStat, st.bytes())
 	})
 }
 
@@ -206,10 +240,15 @@ func (t *Table) rewrite(ctx *sql.Context, pk sql.PrimaryKeySchema, renamed map[s
 			if e.v, err = nm.codec.encode(ctx, nil, nr); err != nil {
 				return err
 			}
-			if nm.keys == nil {
+			switch {
+			case nm.keys == nil && old.keys == nil:
 				e.k = append([]byte{}, k...)
-			} else if e.k, err = nm.keys.key(ctx, nil, nr); err != nil {
-				return err
+			case nm.keys == nil: // primary key dropped: number the rows
+				e.k = seqKey(t.ts.seq.Add(1) - 1)
+			default:
+				if e.k, err = nm.keys.key(ctx, nil, nr); err != nil {
+					return err
+				}
 			}
 			out = append(out, e)
 			return nil
@@ -235,6 +274,14 @@ func (t *Table) rewrite(ctx *sql.Context, pk sql.PrimaryKeySchema, renamed map[s
 			if err := dst.Put(e.k, e.v); err != nil {
 				return err
 			}
+		}
+		st, err := parseStat(tb.Get(keyStat))
+		if err != nil {
+			return err
+		}
+		st.seq = max(st.seq, t.ts.seq.Load())
+		if err := tb.Put(keyStat, st.bytes()); err != nil {
+			return err
 		}
 		if err := resetIndexBuckets(tb, nm); err != nil {
 			return err

@@ -39,6 +39,7 @@ const (
 	kTime     // time.Time (DATE, DATETIME, TIMESTAMP), seconds + nanoseconds
 	kTimespan // types.Timespan (TIME), microseconds
 	kJSON     // sql.JSONWrapper, stored as JSON text
+	kGeometry // types.GeometryValue, stored as EWKB (SRID + WKB)
 )
 
 // fixedSize is the encoded size of a kind, or 0 for length-prefixed kinds.
@@ -46,7 +47,7 @@ var fixedSize = [...]int{
 	kInt8: 1, kInt16: 2, kInt32: 4, kInt64: 8,
 	kUint8: 1, kUint16: 2, kUint32: 4, kUint64: 8,
 	kFloat32: 4, kFloat64: 8, kTime: 12, kTimespan: 8,
-	kDecimal: 0, kString: 0, kBytes: 0, kJSON: 0,
+	kDecimal: 0, kString: 0, kBytes: 0, kJSON: 0, kGeometry: 0,
 }
 
 // rowFormatV1 is the first byte of every stored row; it lets a later format
@@ -60,7 +61,11 @@ var errUnsupportedType = errors.New("column type not supported by the dpsql stor
 // kindOf maps a column type to its physical encoding.
 func kindOf(t sql.Type) (kind, error) {
 	switch {
-	case types.IsGeometry(t), types.IsExtendedType(t):
+	case types.IsGeometry(t):
+		return kGeometry, nil
+	case isSpatial(t):
+		return kGeometry, nil
+	case types.IsExtendedType(t):
 		return 0, fmt.Errorf("%w: %s", errUnsupportedType, t.String())
 	case types.IsDecimal(t):
 		return kDecimal, nil
@@ -110,6 +115,13 @@ func kindOf(t sql.Type) (kind, error) {
 		}
 	}
 	return 0, fmt.Errorf("%w: %s", errUnsupportedType, t.String())
+}
+
+// isSpatial covers the spatial types types.IsGeometry leaves out
+// (MULTIPOINT, MULTILINESTRING, MULTIPOLYGON, GEOMETRYCOLLECTION).
+func isSpatial(t sql.Type) bool {
+	_, ok := t.(sql.SpatialColumnType)
+	return ok
 }
 
 // numericType reports whether ScanFloats yields the column's value (and not
@@ -229,11 +241,9 @@ func appendValue(ctx context.Context, dst []byte, k kind, t sql.Type, v any) ([]
 	case kTimespan:
 		return binary.LittleEndian.AppendUint64(dst, uint64(v.(types.Timespan))), nil
 	case kJSON:
-		b, err := types.MarshallJson(v.(sql.JSONWrapper))
-		if err != nil {
-			return nil, err
-		}
-		return appendBytes(dst, b), nil
+		return encodeJSON(dst, v.(sql.JSONWrapper))
+	case kGeometry:
+		return appendBytes(dst, v.(types.GeometryValue).Serialize()), nil
 	}
 	return nil, fmt.Errorf("unknown column kind %d", k)
 }
@@ -333,6 +343,9 @@ func goTypeMatches(k kind, v any) bool {
 		return ok
 	case kJSON:
 		_, ok := v.(sql.JSONWrapper)
+		return ok
+	case kGeometry:
+		_, ok := v.(types.GeometryValue)
 		return ok
 	}
 	return false
@@ -453,7 +466,9 @@ func decodeValue(k kind, b []byte) (any, error) {
 	case kTimespan:
 		return types.Timespan(int64(le.Uint64(b))), nil
 	case kJSON:
-		v, _, err := types.JSON.Convert(context.Background(), string(b))
+		return decodeJSON(b)
+	case kGeometry:
+		v, _, err := types.GeometryType{}.Convert(context.Background(), append([]byte{}, b...))
 		return v, err
 	}
 	return nil, fmt.Errorf("unknown column kind %d", k)

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -60,7 +61,7 @@ func (t *Table) DropCheck(ctx *sql.Context, name string) error {
 
 func (t *Table) setChecks(ctx *sql.Context, checks []sql.CheckDefinition) error {
 	return t.changeDef(ctx, func(old *tableMeta) (*tableMeta, error) {
-		nm, err := old.derive(old.version+1, old.name, old.pk, nil)
+		nm, err := old.derive(old.version, old.name, old.pk, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -120,6 +121,7 @@ func (t *Table) changeDef(ctx *sql.Context, build func(old *tableMeta) (*tableMe
 	ts.meta.Store(nm)
 	t.meta = nm
 	t.projNames, t.projOrds, t.projSch = nil, nil, nil
+	t.s.afterDDL(ctx, t.ts)
 	return nil
 }
 
@@ -149,8 +151,8 @@ func (t *Table) CreateIndex(ctx *sql.Context, def sql.IndexDef) error {
 
 func (t *Table) createIndex(ctx *sql.Context, def sql.IndexDef) error {
 	switch {
-	case def.IsFullText(), def.IsSpatial(), def.IsVector():
-		return fmt.Errorf("index %q on %s: the dpsql storage backend supports PRIMARY KEY, KEY and UNIQUE KEY indexes (no full-text, spatial or vector indexes)", def.Name, t.meta.name)
+	case def.IsFullText(), def.IsSpatial():
+		return fmt.Errorf("index %q on %s: the dpsql storage backend supports PRIMARY KEY, KEY, UNIQUE KEY and (definition-only) VECTOR indexes, no full-text or spatial indexes", def.Name, t.meta.name)
 	case def.IsPrimary() || strings.EqualFold(def.Name, "primary"):
 		return fmt.Errorf("index %q on %s: adding a primary key to an existing table is not supported; create the table with its PRIMARY KEY", def.Name, t.meta.name)
 	case def.Name == "":
@@ -160,7 +162,7 @@ func (t *Table) createIndex(ctx *sql.Context, def sql.IndexDef) error {
 		if _, exists := old.index(def.Name); exists {
 			return nil, sql.ErrDuplicateKey.New(def.Name)
 		}
-		d := indexDef{ID: old.nextIdxID + 1, Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment}
+		d := indexDef{ID: old.nextIdxID + 1, Name: def.Name, Unique: def.IsUnique(), Comment: def.Comment, Vector: def.IsVector()}
 		prefixed := false
 		for _, c := range def.Columns {
 			o, ok := old.column(c.Name)
@@ -204,7 +206,7 @@ func buildIndex(ctx *sql.Context, tb *bolt.Bucket, m *tableMeta, im *indexMeta) 
 		}
 	}
 	b, err := ib.CreateBucket(idxKey(im.id))
-	if err != nil {
+	if err != nil || im.vector {
 		return err
 	}
 	full := newProjection(len(m.schema()), seqOrds(len(m.schema())))
@@ -266,7 +268,7 @@ func (t *Table) RenameIndex(ctx *sql.Context, from, to string) error {
 		if j, exists := old.index(to); exists && j != i {
 			return nil, sql.ErrDuplicateKey.New(to)
 		}
-		nm, err := old.derive(old.version+1, old.name, old.pk, nil)
+		nm, err := old.derive(old.version, old.name, old.pk, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -277,4 +279,32 @@ func (t *Table) RenameIndex(ctx *sql.Context, from, to string) error {
 		defs[i].Name = to
 		return nm, nm.setIndexes(defs)
 	}, nil)
+}
+
+var (
+	_         sql.CollationAlterableTable = (*Table)(nil)
+	convertTo                             = regexp.MustCompile(`(?i)\bCONVERT\s+TO\s+(CHARACTER\s+SET|CHARSET)\b`)
+)
+
+// ModifyDefaultCollation (ALTER TABLE … COLLATE) changes the collation of
+// columns added later; existing columns keep theirs. The engine also sends
+// ALTER TABLE … CONVERT TO CHARACTER SET here, which in MySQL converts every
+// column: that one is refused rather than half done.
+func (t *Table) ModifyDefaultCollation(ctx *sql.Context, coll sql.CollationID) error {
+	if ctx != nil && convertTo.MatchString(ctx.Query()) {
+		return t.ModifyStoredCollation(ctx, coll)
+	}
+	return t.changeDef(ctx, func(old *tableMeta) (*tableMeta, error) {
+		nm, err := old.derive(old.version, old.name, old.pk, nil)
+		if err != nil {
+			return nil, err
+		}
+		nm.collation = coll
+		return nm, nil
+	}, nil)
+}
+
+// ModifyStoredCollation (ALTER TABLE … CONVERT TO CHARACTER SET) is refused.
+func (t *Table) ModifyStoredCollation(*sql.Context, sql.CollationID) error {
+	return fmt.Errorf("converting the collations of the columns of %s is not supported; change each column with MODIFY COLUMN", t.meta.name)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer/analyzererrors"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
 	bolt "go.etcd.io/bbolt"
 )
@@ -204,8 +206,45 @@ func (d *Database) GetTableNames(*sql.Context) ([]string, error) {
 // ValidateSchema rejects column types the codec cannot store, so CREATE and
 // ALTER fail up front with a clear message.
 func (d *Database) ValidateSchema(sch sql.Schema) error {
-	_, err := newTableMeta(0, 0, d.ds.name, "t", sql.NewPrimaryKeySchema(sch), sql.Collation_Default, "")
-	return err
+	if _, err := newTableMeta(0, 0, d.ds.name, "t", sql.NewPrimaryKeySchema(sch), sql.Collation_Default, ""); err != nil {
+		return err
+	}
+	return validateRowLength(sch)
+}
+
+// validateRowLength applies InnoDB's 65,535-byte limit on the declared
+// size of a row (long strings count fully, TEXT and BLOB as pointers), so
+// that schemas MySQL refuses are refused here too.
+func validateRowLength(sch sql.Schema) error {
+	var n int64
+	for _, c := range sch {
+		switch t := c.Type.(type) {
+		case sql.NumberType:
+			n += 8
+		case sql.StringType:
+			if types.IsTextBlob(t) {
+				n += 16
+			} else {
+				n += t.MaxByteLength()
+			}
+		case sql.DecimalType:
+			n += int64(t.MaximumScale())
+		case sql.EnumType:
+			n += 2
+		case types.JsonType:
+			n += 20
+		case sql.NullType:
+			n++
+		case types.TimeType:
+			n += 16
+		default:
+			n += 8
+		}
+	}
+	if n > types.MaxRowLength {
+		return analyzererrors.ErrInvalidRowLength.New(types.MaxRowLength, n)
+	}
+	return nil
 }
 
 func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKeySchema, coll sql.CollationID, comment string) error {
@@ -213,6 +252,9 @@ func (d *Database) CreateTable(ctx *sql.Context, name string, sch sql.PrimaryKey
 		return err
 	}
 	if err := refuseUnsupportedIndexes(ctx, name); err != nil {
+		return err
+	}
+	if err := d.checkForeignKeyParents(ctx, name); err != nil {
 		return err
 	}
 	if err := d.s.implicitCommit(ctx); err != nil {
@@ -254,13 +296,55 @@ func refuseUnsupportedIndexes(ctx *sql.Context, table string) error {
 		if idx.Info.Fulltext || idx.Info.Spatial || idx.Info.Vector {
 			return fmt.Errorf("index %q on %s: the dpsql storage backend supports PRIMARY KEY, KEY and UNIQUE KEY indexes (no full-text, spatial or vector indexes)", name, table)
 		}
-		if name == "" || idx.Info.Primary {
+		if idx.Info.Primary {
+			for _, c := range idx.Columns {
+				if c.Length != nil {
+					return sql.ErrUnsupportedIndexPrefix.New(c.Column.String())
+				}
+			}
+			continue
+		}
+		if name == "" {
 			continue
 		}
 		if names[name] {
 			return sql.ErrDuplicateKey.New(name)
 		}
 		names[name] = true
+	}
+	return nil
+}
+
+// checkForeignKeyParents applies the read check of every parent table a
+// CREATE TABLE statement declares a foreign key to before the table exists:
+// the engine adds foreign keys after creating the table, and a refusal then
+// would leave the table behind.
+func (d *Database) checkForeignKeyParents(ctx *sql.Context, table string) error {
+	if ctx == nil {
+		return nil
+	}
+	st, err := sqlparser.Parse(ctx.Query())
+	if err != nil {
+		return nil
+	}
+	ddl, ok := st.(*sqlparser.DDL)
+	if !ok || ddl.TableSpec == nil || !strings.EqualFold(ddl.Table.Name.String(), table) {
+		return nil
+	}
+	for _, c := range ddl.TableSpec.Constraints {
+		fk, ok := c.Details.(*sqlparser.ForeignKeyDefinition)
+		if !ok {
+			continue
+		}
+		db := fk.ReferencedTable.DbQualifier.String()
+		if db == "" {
+			db = d.ds.name
+		}
+		if pts, err := d.s.lookup(db, fk.ReferencedTable.Name.String()); err == nil {
+			if err := d.s.checkRead(ctx, pts); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -393,7 +477,7 @@ func (d *Database) RenameTable(ctx *sql.Context, oldName, newName string) error 
 	ts.ddlMu.Lock()
 	defer ts.ddlMu.Unlock()
 	old := ts.meta.Load()
-	m, err := old.derive(old.version+1, newName, old.pk, nil)
+	m, err := old.derive(old.version, newName, old.pk, nil)
 	if err != nil {
 		return err
 	}
@@ -525,3 +609,9 @@ func (d *Database) AllViews(*sql.Context) ([]sql.ViewDefinition, error) {
 	})
 	return out, err
 }
+
+// The store is not an sql.IndexedTableCreator: go-mysql-server would then
+// drop the table comment (which carries a dump's dpsql catalog, see
+// engine/dump.go). A primary key on column prefixes, which the store (like
+// InnoDB for TEXT keys) does not support, is refused by
+// refuseUnsupportedIndexes instead.

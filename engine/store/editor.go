@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/plan"
 )
 
 // ErrWriteConflict is the cause of the ER_LOCK_DEADLOCK error returned when a
@@ -37,45 +38,51 @@ type editorSlot struct {
 }
 
 type editor struct {
-	s         *Store
-	ts        *tableState
-	meta      *tableMeta
-	slot      *editorSlot
-	tx        *Txn
-	ephemeral bool // tx belongs to this statement: commit at Close
-	txErr     error
+	s    *Store
+	ts   *tableState
+	meta *tableMeta
+	slot *editorSlot
 
-	mu       sync.Mutex
-	refs     int
-	marks    []savepoint
-	seed     maphash.Seed
-	keyless  map[uint64][]string // tables without primary key: hash(row) → keys
-	consumed map[string]bool
+	mu      sync.Mutex
+	refs    int
+	eph     *Txn // the statement's own transaction, without a Session
+	marks   []mark
+	seed    maphash.Seed
+	keyless map[uint64][]string // tables without primary key: hash(row) → keys, kept current
 	// undoCreate: the statement that created the table failed.
 	undoCreate bool
 }
 
 func (t *Table) openEditor(ctx *sql.Context, op WriteOp) *editWrapper {
+	t.refresh(ctx)
 	t.slot.mu.Lock()
 	defer t.slot.mu.Unlock()
 	if t.slot.e == nil {
-		e := &editor{s: t.s, ts: t.ts, meta: t.meta, slot: t.slot}
-		e.tx, e.ephemeral, e.txErr = t.s.txnFor(ctx)
-		if e.txErr == nil {
-			// Take the snapshot now: rows the statement reads afterwards
-			// are at least as new, so a change committed in between is
-			// seen as a conflict rather than lost.
-			e.tx.mu.Lock()
-			e.tx.snapshotLocked()
-			e.tx.mu.Unlock()
-		}
-		t.slot.e = e
+		t.slot.e = &editor{s: t.s, ts: t.ts, meta: t.meta, slot: t.slot}
 	}
 	e := t.slot.e
 	e.mu.Lock()
 	e.refs++
 	e.mu.Unlock()
 	return &editWrapper{e: e, op: op}
+}
+
+// txn is the transaction the statement writes in: the session's (looked up
+// on every call: the engine may keep an editor across statements), or one
+// of the statement's own, committed when the editor closes.
+func (e *editor) txn(ctx *sql.Context) (*Txn, error) {
+	if ctx != nil && ctx.Session != nil {
+		if t := asTxn(ctx.GetTransaction()); t != nil {
+			return t, t.bind(e.s)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.eph == nil {
+		e.eph = &Txn{}
+		_ = e.eph.bind(e.s)
+	}
+	return e.eph, nil
 }
 
 // editWrapper is the RowInserter / RowUpdater / RowDeleter / RowReplacer
@@ -89,60 +96,87 @@ type editWrapper struct {
 
 var _ sql.TableEditor = (*editWrapper)(nil)
 
-func (w *editWrapper) StatementBegin(*sql.Context) {
+func (w *editWrapper) StatementBegin(ctx *sql.Context) {
 	e := w.e
-	if e.txErr != nil {
+	tx, err := e.txn(ctx)
+	if err != nil {
 		return
 	}
-	e.tx.mu.Lock()
-	sp := e.tx.savepointLocked("")
-	e.tx.mu.Unlock()
+	tx.mu.Lock()
+	var tt *txTable
+	if tt, err = tx.tableLocked(e.ts, e.meta); err == nil {
+		tt.beginStatement()
+	}
+	sp := tx.savepointLocked("")
+	tx.mu.Unlock()
 	e.mu.Lock()
-	e.marks = append(e.marks, sp)
+	e.marks = append(e.marks, mark{sp: sp, tt: tt})
 	e.mu.Unlock()
+}
+
+// mark is a statement of the editor: the savepoint DiscardChanges returns
+// to and the buffer whose statement it brackets.
+type mark struct {
+	sp savepoint
+	tt *txTable
+}
+
+func (e *editor) popMark() *mark {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := len(e.marks)
+	if n == 0 {
+		return nil
+	}
+	m := e.marks[n-1]
+	e.marks = e.marks[:n-1]
+	return &m
 }
 
 func (w *editWrapper) DiscardChanges(ctx *sql.Context, _ error) error {
 	e := w.e
+	m := e.popMark()
 	e.mu.Lock()
-	var sp *savepoint
-	if n := len(e.marks); n > 0 {
-		sp = &e.marks[n-1]
-		e.marks = e.marks[:n-1]
-	}
-	// The statement's deletions were consumed from the keyless lookup.
-	e.keyless, e.consumed = nil, nil
+	// The keyless lookup describes rows the discarded changes wrote.
+	e.keyless = nil
 	// CREATE TABLE … AS SELECT failing while filling the table it created:
 	// undo the creation at Close, so the statement leaves nothing behind.
 	if e.ts.createdIn(ctx) {
 		e.undoCreate = true
 	}
 	e.mu.Unlock()
-	if sp != nil && e.txErr == nil {
-		e.tx.mu.Lock()
-		e.tx.restoreLocked(*sp)
-		e.tx.mu.Unlock()
+	if tx, err := e.txn(ctx); m != nil && err == nil {
+		tx.mu.Lock()
+		tx.restoreLocked(m.sp)
+		if m.tt != nil && m.sp.gen == tx.gen {
+			m.tt.endStatement()
+		}
+		tx.mu.Unlock()
 	}
 	return nil
 }
 
-func (w *editWrapper) StatementComplete(*sql.Context) error {
+func (w *editWrapper) StatementComplete(ctx *sql.Context) error {
 	e := w.e
-	e.mu.Lock()
-	if n := len(e.marks); n > 0 {
-		e.marks = e.marks[:n-1]
+	m := e.popMark()
+	if tx, err := e.txn(ctx); m != nil && m.tt != nil && err == nil {
+		tx.mu.Lock()
+		if m.sp.gen == tx.gen {
+			m.tt.endStatement()
+		}
+		tx.mu.Unlock()
 	}
-	e.mu.Unlock()
 	return nil
 }
 
 // check runs CheckWrite once per statement and op, then for the row.
 func (w *editWrapper) check(ctx *sql.Context, row sql.Row) error {
 	e := w.e
-	if e.txErr != nil {
-		return e.txErr
+	tx, err := e.txn(ctx)
+	if err != nil {
+		return err
 	}
-	if e.tx.readOnly {
+	if tx.readOnly {
 		return errReadOnly()
 	}
 	if !w.checked {
@@ -195,11 +229,15 @@ func (w *editWrapper) Close(*sql.Context) error {
 	}
 	e.mu.Unlock()
 	e.slot.mu.Unlock()
-	if !last || e.txErr != nil {
+	if !last {
 		return nil
 	}
-	if e.ephemeral {
-		if err := e.tx.commit(); err != nil {
+	e.mu.Lock()
+	eph := e.eph
+	e.eph = nil
+	e.mu.Unlock()
+	if eph != nil {
+		if err := eph.commit(); err != nil {
 			return err
 		}
 	}
@@ -243,17 +281,22 @@ type dup struct {
 
 // op runs fn with the transaction locked, its buffers for the table and a
 // live view (the transaction's writes so far, this statement's included).
-func (e *editor) op(ctx *sql.Context, fn func(tt *txTable, v *tview) (*dup, error)) error {
-	e.tx.mu.Lock()
-	tt, err := e.tx.tableLocked(e.ts, e.meta)
+func (e *editor) op(ctx *sql.Context, fn func(tx *Txn, tt *txTable, v *tview) (*dup, error)) error {
+	tx, err := e.txn(ctx)
+	if err != nil {
+		return err
+	}
+	tx.mu.Lock()
+	tt, err := tx.tableLocked(e.ts, e.meta)
 	var d *dup
 	if err == nil {
 		var v *tview
-		if v, err = e.tx.viewLocked(e.ts, e.meta, false); err == nil {
-			d, err = fn(tt, v)
+		if v, err = tx.viewLocked(e.ts, e.meta, false); err == nil {
+			v.snap = tt.currentRead(tx, singleStatement(ctx))
+			d, err = fn(tx, tt, v)
 		}
 	}
-	e.tx.mu.Unlock()
+	tx.mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -339,7 +382,7 @@ func (e *editor) insert(ctx *sql.Context, row sql.Row) error {
 	if err != nil {
 		return err
 	}
-	return e.op(ctx, func(tt *txTable, v *tview) (*dup, error) {
+	return e.op(ctx, func(tx *Txn, tt *txTable, v *tview) (*dup, error) {
 		fresh := true // absent from the snapshot
 		if e.meta.keys != nil {
 			cur, p, err := lookup(tt, v, key)
@@ -370,9 +413,14 @@ func (e *editor) insert(ctx *sql.Context, row sql.Row) error {
 				return &dup{val: other, im: e.meta.indexes[i]}, nil
 			}
 		}
-		tt.put(0, pent{key: string(key), val: val, fresh: fresh})
+		tt.put(0, pent{key: string(key), val: val, fresh: fresh, readTS: readTSOf(pendingOf(tt, key), v)})
+		if e.meta.keys == nil {
+			e.keylessAdd(val, string(key))
+		}
 		for i, ek := range ents {
-			tt.put(i+1, pent{key: string(ek), val: key, uniq: uniq[i]})
+			if ek != nil {
+				tt.put(i+1, pent{key: string(ek), val: key, uniq: uniq[i]})
+			}
 		}
 		tt.count++
 		return nil, nil
@@ -388,11 +436,45 @@ func (e *editor) keyOf(ctx *sql.Context, tt *txTable, v *tview, row sql.Row, val
 	return []byte(k), err
 }
 
+// singleStatement reports whether the statement is its own transaction
+// (autocommit, outside BEGIN).
+func singleStatement(ctx *sql.Context) bool {
+	if ctx == nil || ctx.Session == nil {
+		return true
+	}
+	if asTxn(ctx.GetTransaction()) == nil {
+		return true // the statement runs in a transaction of its own
+	}
+	if ctx.GetIgnoreAutoCommit() {
+		return false
+	}
+	ac, err := plan.IsSessionAutocommit(ctx)
+	return err == nil && ac
+}
+
+// readTSOf is the read timestamp a write records: the one of the
+// transaction's first write of the key, else the view's.
+func readTSOf(p *pent, v *tview) uint64 {
+	if p != nil && p.readTS != 0 {
+		return p.readTS
+	}
+	return v.snap
+}
+
+func pendingOf(tt *txTable, key []byte) *pent {
+	if t := tt.trees[0]; t != nil {
+		if p, ok := t.Get(pent{key: string(key)}); ok {
+			return &p
+		}
+	}
+	return nil
+}
+
 // conflict is the error for writing a row another transaction changed after
 // the snapshot; the transaction is rolled back.
-func (e *editor) conflictLocked(v *tview, key []byte, p *pent) error {
+func (e *editor) conflictLocked(tx *Txn, v *tview, key []byte, p *pent) error {
 	if p == nil && e.s.mv.changedSince(bucketID{table: e.ts.id}, string(key), v.snap) {
-		return e.tx.abortLocked(errLockDeadlock(e.meta.name))
+		return tx.abortLocked(errLockDeadlock(e.meta.name))
 	}
 	return nil
 }
@@ -409,7 +491,7 @@ func (e *editor) update(ctx *sql.Context, old, row sql.Row) error {
 	if e.meta.autoCol >= 0 && row[e.meta.autoCol] != nil {
 		e.ts.bumpAutoInc(row[e.meta.autoCol])
 	}
-	return e.op(ctx, func(tt *txTable, v *tview) (*dup, error) {
+	return e.op(ctx, func(tx *Txn, tt *txTable, v *tview) (*dup, error) {
 		oldKey, err := e.keyOf(ctx, tt, v, old, oldVal)
 		if err != nil {
 			return nil, err
@@ -424,11 +506,11 @@ func (e *editor) update(ctx *sql.Context, old, row sql.Row) error {
 		if err != nil {
 			return nil, err
 		}
-		if err := e.conflictLocked(v, oldKey, p); err != nil {
+		if err := e.conflictLocked(tx, v, oldKey, p); err != nil {
 			return nil, err
 		}
 		if cur == nil {
-			return nil, e.tx.abortLocked(errLockDeadlock(e.meta.name))
+			return nil, tx.abortLocked(errLockDeadlock(e.meta.name))
 		}
 		var oldEnts [][]byte
 		if len(e.meta.indexes) > 0 {
@@ -457,7 +539,7 @@ func (e *editor) update(ctx *sql.Context, old, row sql.Row) error {
 			freshNew = np == nil || np.fresh
 		}
 		for i, ek := range newEnts {
-			if !uniq[i] || bytes.Equal(ek[:len(ek)-len(newKey)], oldEnts[i][:len(oldEnts[i])-len(oldKey)]) {
+			if !uniq[i] || oldEnts[i] != nil && bytes.Equal(ek[:len(ek)-len(newKey)], oldEnts[i][:len(oldEnts[i])-len(oldKey)]) {
 				continue
 			}
 			other, err := uniqueClash(v, i, ek, newKey)
@@ -469,14 +551,19 @@ func (e *editor) update(ctx *sql.Context, old, row sql.Row) error {
 			}
 		}
 		fresh := p != nil && p.fresh
+		rts := readTSOf(p, v)
+		if e.meta.keys == nil {
+			e.keylessRemove(cur, string(oldKey))
+			e.keylessAdd(val, string(oldKey))
+		}
 		if moved {
-			tt.put(0, pent{key: string(oldKey), fresh: fresh})
-			tt.put(0, pent{key: string(newKey), val: val, fresh: freshNew})
+			tt.put(0, pent{key: string(oldKey), fresh: fresh, readTS: rts})
+			tt.put(0, pent{key: string(newKey), val: val, fresh: freshNew, readTS: v.snap})
 		} else {
-			tt.put(0, pent{key: string(oldKey), val: val, fresh: fresh})
+			tt.put(0, pent{key: string(oldKey), val: val, fresh: fresh, readTS: rts})
 		}
 		for i, ek := range newEnts {
-			if bytes.Equal(ek, oldEnts[i]) {
+			if ek == nil || bytes.Equal(ek, oldEnts[i]) {
 				continue
 			}
 			tt.put(i+1, pent{key: string(oldEnts[i])})
@@ -491,26 +578,26 @@ func (e *editor) delete(ctx *sql.Context, row sql.Row) error {
 	if err != nil {
 		return err
 	}
-	return e.op(ctx, func(tt *txTable, v *tview) (*dup, error) {
+	return e.op(ctx, func(tx *Txn, tt *txTable, v *tview) (*dup, error) {
 		key, err := e.keyOf(ctx, tt, v, row, oldVal)
 		if err != nil {
 			return nil, err
 		}
-		return nil, e.deleteKeyLocked(ctx, tt, v, key)
+		return nil, e.deleteKeyLocked(ctx, tx, tt, v, key)
 	})
 }
 
 // deleteKeyLocked deletes the row under key and its index entries.
-func (e *editor) deleteKeyLocked(ctx *sql.Context, tt *txTable, v *tview, key []byte) error {
+func (e *editor) deleteKeyLocked(ctx *sql.Context, tx *Txn, tt *txTable, v *tview, key []byte) error {
 	cur, p, err := lookup(tt, v, key)
 	if err != nil {
 		return err
 	}
-	if err := e.conflictLocked(v, key, p); err != nil {
+	if err := e.conflictLocked(tx, v, key, p); err != nil {
 		return err
 	}
 	if cur == nil {
-		return e.tx.abortLocked(errLockDeadlock(e.meta.name))
+		return tx.abortLocked(errLockDeadlock(e.meta.name))
 	}
 	if len(e.meta.indexes) > 0 {
 		stored, err := e.decodeFull(cur)
@@ -522,22 +609,27 @@ func (e *editor) deleteKeyLocked(ctx *sql.Context, tt *txTable, v *tview, key []
 			return err
 		}
 		for i, ek := range ents {
-			tt.put(i+1, pent{key: string(ek)})
+			if ek != nil {
+				tt.put(i+1, pent{key: string(ek)})
+			}
 		}
 	}
-	tt.put(0, pent{key: string(key), fresh: p != nil && p.fresh})
+	tt.put(0, pent{key: string(key), fresh: p != nil && p.fresh, readTS: readTSOf(p, v)})
+	if e.meta.keys == nil {
+		e.keylessRemove(cur, string(key))
+	}
 	tt.count--
 	return nil
 }
 
 // findKeyless finds the sequence key of a row of a table without primary
 // key from its value, via a hash index of the view built on first use in
-// the statement. Identical rows are interchangeable; each key is used once.
+// the statement and kept current by the statement's writes. Identical rows
+// are interchangeable.
 func (e *editor) findKeyless(ctx *sql.Context, v *tview, val []byte) (string, error) {
 	if e.keyless == nil {
 		e.seed = maphash.MakeSeed()
 		e.keyless = map[uint64][]string{}
-		e.consumed = map[string]bool{}
 		it := v.iter(0, interval{}, false)
 		for {
 			x, ok, err := it.next()
@@ -548,21 +640,15 @@ func (e *editor) findKeyless(ctx *sql.Context, v *tview, val []byte) (string, er
 			if !ok {
 				break
 			}
-			h := maphash.Bytes(e.seed, x.v)
-			e.keyless[h] = append(e.keyless[h], string(x.k))
+			e.keylessAdd(x.v, string(x.k))
 		}
 	}
-	h := maphash.Bytes(e.seed, val)
-	for _, k := range e.keyless[h] {
-		if e.consumed[k] {
-			continue
-		}
+	for _, k := range e.keyless[maphash.Bytes(e.seed, val)] {
 		cur, _, err := v.get(0, []byte(k))
 		if err != nil {
 			return "", err
 		}
 		if cur != nil && bytes.Equal(cur, val) {
-			e.consumed[k] = true
 			return k, nil
 		}
 	}
@@ -576,9 +662,29 @@ func (e *editor) findKeyless(ctx *sql.Context, v *tview, val []byte) (string, er
 		if !ok {
 			return "", sql.ErrDeleteRowNotFound.New()
 		}
-		if !e.consumed[string(x.k)] && e.meta.codec.sameRow(ctx, x.v, val) {
-			e.consumed[string(x.k)] = true
+		if e.meta.codec.sameRow(ctx, x.v, val) {
 			return string(x.k), nil
+		}
+	}
+}
+
+func (e *editor) keylessAdd(val []byte, key string) {
+	if e.keyless != nil {
+		h := maphash.Bytes(e.seed, val)
+		e.keyless[h] = append(e.keyless[h], key)
+	}
+}
+
+func (e *editor) keylessRemove(val []byte, key string) {
+	if e.keyless == nil {
+		return
+	}
+	h := maphash.Bytes(e.seed, val)
+	ks := e.keyless[h]
+	for i, k := range ks {
+		if k == key {
+			e.keyless[h] = append(ks[:i:i], ks[i+1:]...)
+			return
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	sqle "github.com/dolthub/go-mysql-server"
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -41,6 +42,11 @@ func (h *harness) open() {
 	}
 	h.db, h.s = db, s
 	h.e = sqle.NewDefault(s.Provider())
+	for _, b := range h.e.Analyzer.Batches {
+		if b.Desc == "post-validation" {
+			b.Rules = append(b.Rules, analyzer.Rule{Id: AtomicAlterRuleID, Apply: s.AtomicAlterRule})
+		}
+	}
 	h.ctx = h.newCtx()
 }
 

@@ -34,6 +34,10 @@ type indexDef struct {
 	Prefix  []uint16 `json:"prefix,omitempty"`
 	Unique  bool     `json:"unique,omitempty"`
 	Comment string   `json:"comment,omitempty"`
+	// Vector indexes are kept as definitions only: they hold no entries
+	// and lookups through them scan the table (results are the same;
+	// ORDER BY distance is sorted by the engine).
+	Vector bool `json:"vector,omitempty"`
 }
 
 // indexMeta is an index resolved against a schema.
@@ -42,6 +46,7 @@ type indexMeta struct {
 	id     uint32
 	name   string
 	unique bool
+	vector bool
 	ords   []int
 	kinds  []kind
 	cols   []*sql.Column
@@ -51,15 +56,17 @@ type indexMeta struct {
 func (m *tableMeta) setIndexes(defs []indexDef) error {
 	m.indexes = nil
 	for _, d := range defs {
-		im := &indexMeta{def: d, id: d.ID, name: d.Name, unique: d.Unique}
+		im := &indexMeta{def: d, id: d.ID, name: d.Name, unique: d.Unique, vector: d.Vector}
 		for j, c := range d.Columns {
 			o, ok := m.column(c)
 			if !ok {
 				return fmt.Errorf("index %q: no column %q", d.Name, c)
 			}
 			k := m.codec.kinds[o]
-			if k == kJSON {
-				return fmt.Errorf("index %q: JSON column %q cannot be indexed", d.Name, c)
+			switch {
+			case d.Vector:
+			case k == kJSON || k == kGeometry:
+				return fmt.Errorf("index %q: JSON and spatial columns (%q) cannot be indexed (spatial indexes are not supported)", d.Name, c)
 			}
 			im.ords = append(im.ords, o)
 			im.kinds = append(im.kinds, k)
@@ -98,6 +105,9 @@ func indexBucket(tb *bolt.Bucket, id uint32) *bolt.Bucket {
 // entry encodes the index entry of a row (all columns, normalized values)
 // stored under row key rk. uniq reports a unique index entry without NULL.
 func (im *indexMeta) entry(ctx *sql.Context, row sql.Row, rk []byte) (key []byte, uniq bool, err error) {
+	if im.vector {
+		return nil, false, nil
+	}
 	uniq = im.unique
 	for i, o := range im.ords {
 		v := row[o]
@@ -112,8 +122,15 @@ func (im *indexMeta) entry(ctx *sql.Context, row sql.Row, rk []byte) (key []byte
 		key = append(key, 1)
 		key = appendIndexValue(key, im.kinds[i], im.cols[i].Type, v, im.prefix[i])
 	}
-	return append(key, rk...), uniq, nil
+	key = append(key, rk...)
+	if len(key) > maxIndexKey {
+		return nil, false, fmt.Errorf("index %q: entry of %d bytes exceeds the %d-byte key limit; index a prefix of long columns (KEY (col(n)))", im.name, len(key), maxIndexKey)
+	}
+	return key, uniq, nil
 }
+
+// maxIndexKey bounds index entries well below bbolt's 32 KiB key limit.
+const maxIndexKey = 16 << 10
 
 // appendIndexValue encodes a non-NULL normalized value of an index column.
 func appendIndexValue(dst []byte, k kind, t sql.Type, v any, prefix uint16) []byte {
@@ -181,8 +198,9 @@ type Index struct {
 }
 
 var (
-	_ sql.Index        = (*Index)(nil)
-	_ sql.OrderedIndex = (*Index)(nil)
+	_ sql.Index         = (*Index)(nil)
+	_ sql.OrderedIndex  = (*Index)(nil)
+	_ sql.ExtendedIndex = (*Index)(nil)
 )
 
 func (x *Index) ID() string {
@@ -210,6 +228,45 @@ func (x *Index) ordinals() []int {
 		return x.im.ords
 	}
 	return x.meta.pk.PkOrdinals
+}
+
+// extended lists the index's columns followed by the primary-key columns
+// it does not contain, which every entry also holds (as InnoDB's secondary
+// indexes do): the engine may use them to match foreign keys.
+func (x *Index) extended() ([]*sql.Column, []int) {
+	cols, ords := append([]*sql.Column{}, x.columns()...), append([]int{}, x.ordinals()...)
+	if x.im == nil || x.im.vector {
+		return cols, ords
+	}
+	for _, o := range x.meta.pk.PkOrdinals {
+		found := false
+		for _, io := range ords {
+			found = found || io == o
+		}
+		if !found {
+			cols = append(cols, x.meta.schema()[o])
+			ords = append(ords, o)
+		}
+	}
+	return cols, ords
+}
+
+func (x *Index) ExtendedExpressions() []string {
+	cols, _ := x.extended()
+	out := make([]string, len(cols))
+	for i, c := range cols {
+		out[i] = x.table + "." + c.Name
+	}
+	return out
+}
+
+func (x *Index) ExtendedColumnExpressionTypes() []sql.ColumnExpressionType {
+	cols, _ := x.extended()
+	out := make([]sql.ColumnExpressionType, len(cols))
+	for i, c := range cols {
+		out[i] = sql.ColumnExpressionType{Expression: x.table + "." + c.Name, Type: c.Type}
+	}
+	return out
 }
 
 func (x *Index) Expressions() []string {
@@ -261,6 +318,9 @@ func (x *Index) PrefixLengths() []uint16 {
 // Order: index scans return rows in index order, except through a primary
 // key of an old table format with a DECIMAL key column (keyed by text).
 func (x *Index) Order() sql.IndexOrder {
+	if x.im != nil && x.im.vector {
+		return sql.IndexOrderNone
+	}
 	if x.im == nil && x.meta.keys != nil && !x.meta.keys.orderedDec {
 		for _, k := range x.meta.keys.kinds {
 			if k == kDecimal {
@@ -471,16 +531,24 @@ func (s *Store) dupAtCommit(m *tableMeta, im *indexMeta, rowVal []byte) error {
 
 // rangeFilter is the exact test of one range on a full row.
 func rangeFilter(x *Index, r sql.MySQLRange) (sql.Expression, error) {
-	cols := x.columns()
-	ords := x.ordinals()
+	return rangesFilter(x, []sql.MySQLRange{r})
+}
+
+// rangesFilter tests whether a full row is in any of the ranges.
+func rangesFilter(x *Index, ranges []sql.MySQLRange) (sql.Expression, error) {
+	cols, ords := x.extended()
 	exprs := make([]sql.Expression, len(cols))
 	for i, c := range cols {
 		exprs[i] = expression.NewGetFieldWithTable(ords[i], 0, c.Type, x.db, x.table, c.Name, c.Nullable)
 	}
-	if len(r) > len(exprs) {
-		r = r[:len(exprs)]
+	cut := make([]sql.MySQLRange, len(ranges))
+	for i, r := range ranges {
+		if len(r) > len(exprs) {
+			r = r[:len(exprs)]
+		}
+		cut[i] = r
 	}
-	return expression.NewRangeFilterExpr(exprs[:len(r)], []sql.MySQLRange{r})
+	return expression.NewRangeFilterExpr(exprs, cut)
 }
 
 // resetIndexBuckets empties every index of a table (TRUNCATE).

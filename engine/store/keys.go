@@ -34,8 +34,8 @@ type keyEncoder struct {
 func newKeyEncoder(sch sql.Schema, ords []int, kinds []kind, orderedDec bool) (*keyEncoder, error) {
 	e := &keyEncoder{ords: ords, orderedDec: orderedDec}
 	for _, o := range ords {
-		if kinds[o] == kJSON {
-			return nil, fmt.Errorf("column %q: JSON columns cannot be part of a primary key", sch[o].Name)
+		if kinds[o] == kJSON || kinds[o] == kGeometry {
+			return nil, fmt.Errorf("column %q: JSON and spatial columns cannot be part of a primary key", sch[o].Name)
 		}
 		e.kinds = append(e.kinds, kinds[o])
 		e.cols = append(e.cols, sch[o])

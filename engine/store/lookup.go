@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -21,16 +22,19 @@ var (
 )
 
 // GetIndexes lists PRIMARY (for tables with a primary key), then the
-// secondary indexes in creation order.
+// secondary indexes by name (the order SHOW CREATE TABLE prints them in,
+// as go-mysql-server's reference implementation does).
 func (t *Table) GetIndexes(*sql.Context) ([]sql.Index, error) {
 	var out []sql.Index
 	if t.meta.keys != nil {
 		out = append(out, &Index{db: t.meta.dbName, table: t.meta.name, meta: t.meta})
 	}
+	sec := make([]sql.Index, 0, len(t.meta.indexes))
 	for _, im := range t.meta.indexes {
-		out = append(out, &Index{db: t.meta.dbName, table: t.meta.name, meta: t.meta, im: im})
+		sec = append(sec, &Index{db: t.meta.dbName, table: t.meta.name, meta: t.meta, im: im})
 	}
-	return out, nil
+	sort.Slice(sec, func(i, j int) bool { return sec[i].ID() < sec[j].ID() })
+	return append(out, sec...), nil
 }
 
 // PreciseMatch: lookups return exactly the rows of their ranges.
@@ -40,10 +44,12 @@ func (t *Table) IndexedAccess(_ *sql.Context, lookup sql.IndexLookup) sql.Indexe
 	return &indexedTable{Table: t, lookup: lookup}
 }
 
-// indexedTable is a table with a lookup chosen by the planner.
+// indexedTable is a table with a lookup chosen by the planner. live
+// lookups (foreign-key checks) see the statement's own writes.
 type indexedTable struct {
 	*Table
 	lookup sql.IndexLookup
+	live   bool
 }
 
 func (t *indexedTable) LookupPartitions(_ *sql.Context, lookup sql.IndexLookup) (sql.PartitionIter, error) {
@@ -51,12 +57,12 @@ func (t *indexedTable) LookupPartitions(_ *sql.Context, lookup sql.IndexLookup) 
 }
 
 func (t *indexedTable) WithProjections(cols []string) sql.Table {
-	return &indexedTable{Table: t.Table.WithProjections(cols).(*Table), lookup: t.lookup}
+	return &indexedTable{Table: t.Table.WithProjections(cols).(*Table), lookup: t.lookup, live: t.live}
 }
 
 func (t *indexedTable) PartitionRows(ctx *sql.Context, part sql.Partition) (sql.RowIter, error) {
 	if lp, ok := part.(*lookupPartition); ok {
-		return t.Table.lookupRows(ctx, lp.lookup)
+		return t.Table.lookupRows(ctx, lp.lookup, t.live)
 	}
 	return t.Table.PartitionRows(ctx, part)
 }
@@ -81,7 +87,8 @@ func (l *lookupPartitions) Next(*sql.Context) (sql.Partition, error) {
 func (l *lookupPartitions) Close(*sql.Context) error { return nil }
 
 // lookupRows scans the ranges of a lookup.
-func (t *Table) lookupRows(ctx *sql.Context, lookup sql.IndexLookup) (sql.RowIter, error) {
+func (t *Table) lookupRows(ctx *sql.Context, lookup sql.IndexLookup, live bool) (sql.RowIter, error) {
+	t.refresh(ctx)
 	if err := t.s.checkRead(ctx, t.ts); err != nil {
 		return nil, err
 	}
@@ -95,41 +102,44 @@ func (t *Table) lookupRows(ctx *sql.Context, lookup sql.IndexLookup) (sql.RowIte
 	}
 	// The index may come from an older definition of the table.
 	bucket := 0
-	if x.im != nil {
+	full := false // scan the rows, filtered: vector indexes hold no entries
+	if x.im != nil && x.im.vector {
+		full = true
+	} else if x.im != nil {
 		i, found := t.meta.index(x.im.name)
 		if !found || t.meta.indexes[i].id != x.im.id {
 			return nil, errDefChanged(t.meta.name)
 		}
 		bucket = i + 1
 		x = &Index{db: x.db, table: x.table, meta: t.meta, im: t.meta.indexes[i]}
-	} else {
+	} else if x.im == nil {
 		x = &Index{db: x.db, table: x.table, meta: t.meta}
 	}
 	p, width, err := t.projection()
 	if err != nil {
 		return nil, err
 	}
-	v, release, err := t.view(ctx)
+	v, release, err := t.view(ctx, live)
 	if err != nil {
 		return nil, err
 	}
-	return &lookupIter{t: t, x: x, v: v, bucket: bucket, parts: x.parts(), ranges: ranges,
+	return &lookupIter{t: t, x: x, v: v, bucket: bucket, fullScan: full, ranges: ranges,
 		desc: lookup.IsReverse, proj: p, width: width, release: release,
 		full: newProjection(len(t.meta.schema()), seqOrds(len(t.meta.schema())))}, nil
 }
 
 type lookupIter struct {
-	t       *Table
-	x       *Index
-	v       *tview
-	bucket  int
-	parts   []keyPart
-	ranges  sql.MySQLRangeCollection
-	desc    bool
-	proj    projection
-	full    projection
-	width   int
-	release func()
+	t        *Table
+	x        *Index
+	v        *tview
+	bucket   int
+	fullScan bool
+	ranges   sql.MySQLRangeCollection
+	desc     bool
+	proj     projection
+	full     projection
+	width    int
+	release  func()
 
 	ri     int
 	cur    *kvIter
@@ -149,11 +159,19 @@ func (it *lookupIter) Next(ctx *sql.Context) (sql.Row, error) {
 			r := it.ranges[it.ri]
 			it.ri++
 			f, err := rangeFilter(it.x, r)
+			iv := interval{}
+			if it.fullScan {
+				// One pass over the table for all ranges.
+				f, err = rangesFilter(it.x, it.ranges)
+				it.ri = len(it.ranges)
+			} else {
+				iv = rangeInterval(ctx, it.x.parts(), r)
+			}
 			if err != nil {
 				return nil, err
 			}
 			it.filter = f
-			it.cur = it.v.iter(it.bucket, rangeInterval(ctx, it.parts, r), it.desc)
+			it.cur = it.v.iter(it.bucket, iv, it.desc)
 		}
 		e, ok, err := it.cur.next()
 		if err != nil {

@@ -26,9 +26,10 @@ type tableMeta struct {
 	autoCol   int         // index of the AUTO_INCREMENT column, or -1
 	colIndex  map[string]int
 	checks    []sql.CheckDefinition
-	indexes   []*indexMeta // secondary and unique indexes, in creation order
-	nextIdxID uint32       // id for the next index (ids are never reused)
-	keyFormat int          // 0: decimals in keys as text (equality only); 2: ordered
+	indexes   []*indexMeta               // secondary and unique indexes, in creation order
+	nextIdxID uint32                     // id for the next index (ids are never reused)
+	keyFormat int                        // 0: decimals in keys as text (equality only); 2: ordered
+	fks       []sql.ForeignKeyConstraint // declared by this table
 }
 
 // keyFormatOrdered is the key format of tables created by this version:
@@ -45,6 +46,7 @@ func (m *tableMeta) derive(version uint64, name string, pk sql.PrimaryKeySchema,
 		return nil, err
 	}
 	nm.checks = m.checks
+	nm.fks = m.fks
 	nm.nextIdxID = m.nextIdxID
 	var defs []indexDef
 	for _, im := range m.indexes {
@@ -93,9 +95,6 @@ func newTableMetaFormat(id, version uint64, dbName, name string, pk sql.PrimaryK
 		cc := *c
 		cc.Source = name
 		cc.DatabaseSource = dbName
-		if cc.Virtual {
-			return nil, fmt.Errorf("column %q: virtual generated columns are not supported", cc.Name)
-		}
 		sch[i] = &cc
 	}
 	ords := pk.PkOrdinals
@@ -139,7 +138,13 @@ func newTableMetaFormat(id, version uint64, dbName, name string, pk sql.PrimaryK
 		m.colIndex[strings.ToLower(c.Name)] = i
 	}
 	if len(m.colIndex) != len(sch) {
-		return nil, fmt.Errorf("table %q has duplicate column names", name)
+		seen := map[string]bool{}
+		for _, c := range sch {
+			if seen[strings.ToLower(c.Name)] {
+				return nil, sql.ErrDuplicateColumn.New(c.Name)
+			}
+			seen[strings.ToLower(c.Name)] = true
+		}
 	}
 	return m, nil
 }
@@ -158,6 +163,7 @@ type colJSON struct {
 	OnUpdate  *string `json:"on_update,omitempty"`
 	Comment   string  `json:"comment,omitempty"`
 	Extra     string  `json:"extra,omitempty"`
+	Virtual   bool    `json:"virtual,omitempty"` // the engine computes it; the store keeps the value it was given
 }
 
 type tableJSON struct {
@@ -170,6 +176,8 @@ type tableJSON struct {
 	Indexes    []indexDef  `json:"indexes,omitempty"`
 	NextIdxID  uint32      `json:"next_index_id,omitempty"`
 	KeyFormat  int         `json:"key_format,omitempty"`
+	// Foreign keys declared by the table, as go-mysql-server describes them.
+	ForeignKeys []sql.ForeignKeyConstraint `json:"foreign_keys,omitempty"`
 }
 
 type checkJSON struct {
@@ -188,7 +196,7 @@ func defaultString(d *sql.ColumnDefaultValue) *string {
 
 func (m *tableMeta) marshal() ([]byte, error) {
 	tj := tableJSON{Name: m.name, PkOrdinals: m.pk.PkOrdinals, Collation: uint16(m.collation), Comment: m.comment,
-		NextIdxID: m.nextIdxID, KeyFormat: m.keyFormat}
+		NextIdxID: m.nextIdxID, KeyFormat: m.keyFormat, ForeignKeys: m.fks}
 	for _, im := range m.indexes {
 		tj.Indexes = append(tj.Indexes, im.def)
 	}
@@ -204,7 +212,7 @@ func (m *tableMeta) marshal() ([]byte, error) {
 			Name: c.Name, Type: c.Type.String(), Nullable: c.Nullable, PK: c.PrimaryKey,
 			AutoInc: c.AutoIncrement, Default: defaultString(c.Default),
 			Generated: defaultString(c.Generated), OnUpdate: defaultString(c.OnUpdate),
-			Comment: c.Comment, Extra: c.Extra,
+			Comment: c.Comment, Extra: c.Extra, Virtual: c.Virtual,
 		})
 	}
 	return json.Marshal(tj)
@@ -238,7 +246,7 @@ func unmarshalMeta(id, version uint64, dbName string, b []byte) (*tableMeta, err
 			Name: c.Name, Type: typ, Nullable: c.Nullable, PrimaryKey: c.PK,
 			AutoIncrement: c.AutoInc, Default: unresolvedDefault(c.Default),
 			Generated: unresolvedDefault(c.Generated), OnUpdate: unresolvedDefault(c.OnUpdate),
-			Comment: c.Comment, Extra: c.Extra,
+			Comment: c.Comment, Extra: c.Extra, Virtual: c.Virtual,
 		}
 	}
 	m, err := newTableMetaFormat(id, version, dbName, tj.Name, sql.NewPrimaryKeySchema(sch, tj.PkOrdinals...), sql.CollationID(tj.Collation), tj.Comment, tj.KeyFormat)
@@ -246,6 +254,7 @@ func unmarshalMeta(id, version uint64, dbName string, b []byte) (*tableMeta, err
 		return nil, err
 	}
 	m.nextIdxID = tj.NextIdxID
+	m.fks = tj.ForeignKeys
 	if err := m.setIndexes(tj.Indexes); err != nil {
 		return nil, err
 	}

@@ -345,3 +345,15 @@ func fileTS(tx *bolt.Tx) uint64 {
 	}
 	return 0
 }
+
+// touchedSince reports whether a commit after s wrote table.
+func (m *mvcc) touchedSince(table, s uint64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, rec := range m.commits {
+		if _, ok := rec.deltas[table]; ok && rec.ts > s && !rec.aborted.Load() {
+			return true
+		}
+	}
+	return false
+}

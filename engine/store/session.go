@@ -68,6 +68,16 @@ func (s *Session) ReleaseSavepoint(_ *sql.Context, tx sql.Transaction, name stri
 	return sql.ErrSavepointDoesNotExist.New(name)
 }
 
+// SetTransaction: the engine drops a transaction without committing or
+// rolling it back when a statement fails to build in autocommit mode; roll
+// it back then, so that its snapshot does not stay registered.
+func (s *Session) SetTransaction(tx sql.Transaction) {
+	if old := asTxn(s.GetTransaction()); old != nil && old != asTxn(tx) {
+		old.rollback()
+	}
+	s.BaseSession.SetTransaction(tx)
+}
+
 func (s *Session) CommandBegin() error { return nil }
 func (s *Session) CommandEnd()         {}
 

@@ -110,6 +110,7 @@ type Store struct {
 	db    *bolt.DB
 	hooks atomic.Pointer[Hooks]
 	mv    *mvcc
+	group groupCommit
 
 	mu  sync.RWMutex // guards dbs and the tables maps; held by DDL
 	dbs map[string]*dbState
@@ -140,6 +141,10 @@ type tableState struct {
 	// transactions (TRUNCATE, ALTER rewrites, index builds, imports):
 	// snapshots older than it cannot read the table.
 	ddlTS atomic.Uint64
+	ddlBy atomic.Uint32 // session (connection) id of the last layout change
+	// altering: a multi-clause ALTER is running (atomic.go); commits to
+	// the table are refused until it ends.
+	altering atomic.Bool
 	// createdBy is the context of the CREATE TABLE statement that made the
 	// table, to undo it if that statement fails after CreateTable.
 	createdBy atomic.Pointer[sql.Context]
@@ -164,6 +169,36 @@ func Open(db *bolt.DB) (*Store, error) {
 			return err
 		}
 		s.mv = newMVCC(tx)
+		// A multi-clause ALTER interrupted by a crash: restore its tables.
+		var dbs [][]byte
+		if err := data.ForEachBucket(func(k []byte) error {
+			dbs = append(dbs, append([]byte{}, k...))
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range dbs {
+			dbb := data.Bucket(k)
+			bk := dbb.Bucket(bucketAlterBackup)
+			if bk == nil {
+				continue
+			}
+			var ids [][]byte
+			if err := bk.ForEachBucket(func(id []byte) error {
+				ids = append(ids, append([]byte{}, id...))
+				return nil
+			}); err != nil {
+				return err
+			}
+			for _, id := range ids {
+				if err := restoreTableLocked(dbb, nil, binary.BigEndian.Uint64(id)); err != nil {
+					return fmt.Errorf("restoring a table after an interrupted ALTER: %w", err)
+				}
+			}
+			if err := dbb.DeleteBucket(bucketAlterBackup); err != nil {
+				return err
+			}
+		}
 		return data.ForEachBucket(func(k []byte) error {
 			dbb := data.Bucket(k)
 			var dm dbMeta
@@ -228,6 +263,25 @@ func (s *Store) implicitCommit(ctx *sql.Context) error {
 		return nil
 	}
 	return tx.commit()
+}
+
+// afterDDL ends the session's transaction after DDL (which committed it
+// first): the statements that follow read a snapshot that includes the
+// change, as after MySQL's implicit commit.
+func (s *Store) afterDDL(ctx *sql.Context, ts *tableState) {
+	if ctx == nil || ctx.Session == nil {
+		return
+	}
+	if ts != nil {
+		ts.ddlBy.Store(ctx.Session.ID())
+	}
+	if tx := asTxn(ctx.GetTransaction()); tx != nil {
+		tx.mu.Lock()
+		if tx.s == s && len(tx.tables) == 0 {
+			tx.endLocked()
+		}
+		tx.mu.Unlock()
+	}
 }
 
 // ddlUpdate runs fn, a change of ts's data outside transactions, in one

@@ -67,7 +67,8 @@ func (t *Table) DataLength(*sql.Context) (uint64, error) { return 0, nil }
 // RowCount is the exact row count (as the statement's transaction sees it),
 // which dpsql treats as public.
 func (t *Table) RowCount(ctx *sql.Context) (uint64, bool, error) {
-	v, release, err := t.view(ctx)
+	t.refresh(ctx)
+	v, release, err := t.view(ctx, true)
 	if err != nil {
 		return 0, false, err
 	}
@@ -78,6 +79,13 @@ func (t *Table) RowCount(ctx *sql.Context) (uint64, bool, error) {
 
 func (t *Table) WithProjections(cols []string) sql.Table {
 	nt := *t
+	nt.setProjections(cols)
+	return &nt
+}
+
+// setProjections resolves projected column names against t.meta.
+func (t *Table) setProjections(cols []string) {
+	nt := t
 	nt.projNames = append([]string{}, cols...)
 	nt.projOrds = make([]int, len(cols))
 	nt.projSch = make(sql.Schema, len(cols))
@@ -95,7 +103,26 @@ func (t *Table) WithProjections(cols []string) sql.Table {
 			nt.projSch[i] = &sql.Column{Name: c, Type: types.Null, Nullable: true, Source: t.meta.name}
 		}
 	}
-	return &nt
+}
+
+// refresh moves a Table value to the table's current definition when that
+// is safe: always for changes that keep the row layout (checks, foreign
+// keys, names), and for layout changes made by ctx's own session, which the
+// engine expects to see later in the same statement (a multi-clause ALTER
+// validates a new CHECK on the rows it just rewrote). A layout change by
+// another session makes reads fail with ER_TABLE_DEF_CHANGED instead.
+func (t *Table) refresh(ctx *sql.Context) {
+	cur := t.ts.meta.Load()
+	if cur == t.meta {
+		return
+	}
+	if cur.version != t.meta.version && (ctx == nil || ctx.Session == nil || t.ts.ddlBy.Load() != ctx.Session.ID()) {
+		return
+	}
+	t.meta = cur
+	if t.projNames != nil {
+		t.setProjections(t.projNames)
+	}
 }
 
 func (t *Table) Projections() []string { return t.projNames }
@@ -124,6 +151,7 @@ func (t *Table) Partitions(*sql.Context) (sql.PartitionIter, error) {
 // PartitionRows calls CheckRead, then streams the rows as of the statement's
 // transaction.
 func (t *Table) PartitionRows(ctx *sql.Context, _ sql.Partition) (sql.RowIter, error) {
+	t.refresh(ctx)
 	if err := t.s.checkRead(ctx, t.ts); err != nil {
 		return nil, err
 	}
@@ -131,7 +159,7 @@ func (t *Table) PartitionRows(ctx *sql.Context, _ sql.Partition) (sql.RowIter, e
 	if err != nil {
 		return nil, err
 	}
-	v, release, err := t.view(ctx)
+	v, release, err := t.view(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -152,14 +180,14 @@ func (t *Table) projection() (projection, int, error) {
 	return newProjection(len(t.meta.schema()), ords), len(ords), nil
 }
 
-// view opens a read view in the statement's transaction; release ends a
-// transaction opened just for it.
-func (t *Table) view(ctx *sql.Context) (*tview, func(), error) {
+// view opens a read view in the statement's transaction (see Txn.view);
+// release ends a transaction opened just for it.
+func (t *Table) view(ctx *sql.Context, live bool) (*tview, func(), error) {
 	tx, eph, err := t.s.txnFor(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	v, err := tx.view(t.ts, t.meta)
+	v, err := tx.view(t.ts, t.meta, live, singleStatement(ctx))
 	if err != nil {
 		if eph {
 			tx.rollback()
@@ -255,6 +283,7 @@ func (t *Table) Truncate(ctx *sql.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("truncating %s: %w", t.meta.name, err)
 	}
+	t.s.afterDDL(ctx, t.ts)
 	return int(n), nil
 }
 
@@ -270,21 +299,22 @@ func isTruncateStatement(ctx *sql.Context) bool {
 func (t *Table) deleteAll(ctx *sql.Context) (int, error) {
 	w := t.openEditor(ctx, OpDelete)
 	e := w.e
-	if e.txErr != nil {
-		return 0, e.txErr
-	}
-	if e.tx.readOnly {
-		return 0, errReadOnly()
+	if tx, err := e.txn(ctx); err != nil || tx.readOnly {
+		w.Close(ctx)
+		if err == nil {
+			err = errReadOnly()
+		}
+		return 0, err
 	}
 	n := 0
-	err := e.op(ctx, func(tt *txTable, v *tview) (*dup, error) {
+	err := e.op(ctx, func(tx *Txn, tt *txTable, v *tview) (*dup, error) {
 		it := v.iter(0, interval{}, false)
 		for {
 			x, ok, err := it.next()
 			if err != nil || !ok {
 				return nil, err
 			}
-			if err := e.deleteKeyLocked(ctx, tt, v, x.k); err != nil {
+			if err := e.deleteKeyLocked(ctx, tx, tt, v, x.k); err != nil {
 				return nil, err
 			}
 			n++
@@ -384,6 +414,23 @@ type autoIncSetter struct {
 func (a *autoIncSetter) SetAutoIncrementValue(ctx *sql.Context, v uint64) error {
 	if err := a.t.s.checkWrite(ctx, a.t.ts.db.key, a.t.meta.name, OpAlter, nil); err != nil {
 		return err
+	}
+	// As in InnoDB, the counter cannot go back to a value in use: below
+	// the largest committed value it continues after it.
+	if m := a.t.meta; m.autoCol >= 0 {
+		if _, err := a.t.s.ScanValues(m.dbName, m.name, []string{m.schema()[m.autoCol].Name}, func(row []any) error {
+			if row[0] == nil {
+				return nil
+			}
+			if cv, _, err := types.Uint64.Convert(ctx, row[0]); err == nil {
+				if u := cv.(uint64); u >= v {
+					v = u + 1
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
 	}
 	a.t.ts.autoMu.Lock()
 	a.t.ts.autoNext = v

@@ -57,6 +57,10 @@ type pent struct {
 	val   []byte
 	uniq  bool
 	fresh bool
+	// readTS is the snapshot the row was read at when this transaction
+	// first wrote it: a commit after it that changed the row is a
+	// conflict (0: the transaction's snapshot).
+	readTS uint64
 }
 
 func pentLess(a, b pent) bool { return a.key < b.key }
@@ -71,6 +75,16 @@ type txTable struct {
 	meta  *tableMeta // the definition the writes were made with
 	trees []*tree    // 0: rows; i: meta.indexes[i-1]
 	count int64      // change of the row count
+	// Statements writing the table now, and the buffers as they were
+	// before the first of them began (see Txn.view).
+	open         int
+	visible      []*tree
+	visibleCount int64
+	// readTS: while an autocommitted statement writes the table, its scans
+	// and checks read the latest committed rows as of readTS (MySQL's
+	// "current read" for UPDATE and DELETE); only a change committed after
+	// readTS is then a conflict (see currentRead).
+	readTS uint64
 }
 
 type txTableSnap struct {
@@ -162,12 +176,68 @@ func (tx *Txn) tableLocked(ts *tableState, meta *tableMeta) (*txTable, error) {
 	return tt, nil
 }
 
-// view returns a read view of ts as of the snapshot, with the transaction's
-// writes as they are now.
-func (tx *Txn) view(ts *tableState, meta *tableMeta) (*tview, error) {
+// view returns a read view of ts as of the snapshot, with the
+// transaction's writes. While a statement writes ts (between its editor's
+// StatementBegin and StatementComplete) scans see the writes as they were
+// before it began: a statement does not see its own changes, as MySQL
+// promises for UPDATE … SET pk = pk + 1, INSERT … SELECT from the same
+// table and multi-table UPDATE, while a trigger's statements see what the
+// previous ones did. live views (foreign-key checks) see everything.
+func (tx *Txn) view(ts *tableState, meta *tableMeta, live, single bool) (*tview, error) {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
-	return tx.viewLocked(ts, meta, true)
+	tt := tx.tables[ts.id]
+	if live || tt == nil || tt.open == 0 {
+		return tx.viewLocked(ts, meta, true)
+	}
+	v, err := tx.viewLocked(ts, meta, false)
+	if err != nil {
+		return nil, err
+	}
+	v.trees, v.count = tt.visible, tt.visibleCount
+	v.snap = tt.currentRead(tx, single)
+	return v, nil
+}
+
+// currentRead is the read timestamp of the statement writing tt, taken at
+// its first read (at least the transaction's snapshot, which keeps the
+// versions it needs registered). Only a transaction of a single statement
+// (autocommit) reads current rows: in a longer one an earlier plain read
+// of the row could otherwise be lost, so it keeps reading its snapshot and
+// a change committed since is a conflict (first committer wins).
+func (tt *txTable) currentRead(tx *Txn, single bool) uint64 {
+	if tt.open == 0 || !single {
+		return tx.snapshotLocked()
+	}
+	if tt.readTS == 0 {
+		tt.readTS = max(tx.snapshotLocked(), tx.s.mv.lastTS.Load())
+	}
+	return tt.readTS
+}
+
+// beginStatementLocked and endStatementLocked bracket a statement writing
+// tt (see view).
+func (tt *txTable) beginStatement() {
+	if tt.open == 0 {
+		tt.visible = make([]*tree, len(tt.trees))
+		for i, t := range tt.trees {
+			if t != nil {
+				tt.visible[i] = t.Clone()
+			}
+		}
+		tt.visibleCount = tt.count
+	}
+	tt.open++
+}
+
+func (tt *txTable) endStatement() {
+	if tt.open > 0 {
+		tt.open--
+	}
+	if tt.open == 0 {
+		tt.visible = nil
+		tt.readTS = 0
+	}
 }
 
 func (tx *Txn) viewLocked(ts *tableState, meta *tableMeta, clone bool) (*tview, error) {
@@ -235,7 +305,10 @@ func (tx *Txn) restoreLocked(sp savepoint) {
 func (tx *Txn) createSavepoint(name string) {
 	tx.mu.Lock()
 	defer tx.mu.Unlock()
-	tx.releaseLocked(name)
+	if i := tx.findLocked(name); i >= 0 {
+		// The old one goes; later savepoints stay (as in MySQL).
+		tx.savepoints = append(tx.savepoints[:i:i], tx.savepoints[i+1:]...)
+	}
 	tx.savepoints = append(tx.savepoints, tx.savepointLocked(name))
 }
 
@@ -300,7 +373,8 @@ func (tx *Txn) commit() error {
 	return tx.s.commitTables(tx.snap, tx.tables)
 }
 
-// commitTables writes the buffers of one transaction (snapshot snap).
+// commitTables writes the buffers of one transaction (snapshot snap),
+// durably, through the group commit.
 func (s *Store) commitTables(snap uint64, tables map[uint64]*txTable) error {
 	ids := make([]uint64, 0, len(tables))
 	for id, tt := range tables {
@@ -313,35 +387,101 @@ func (s *Store) commitTables(snap uint64, tables map[uint64]*txTable) error {
 		return nil
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	var rec *commitRec
-	var failure error // a statement-level error, returned unwrapped
+	req := &commitReq{snap: snap, tables: make([]*txTable, len(ids)), done: make(chan error, 1)}
+	for i, id := range ids {
+		req.tables[i] = tables[id]
+	}
+	return s.group.commit(s, req)
+}
+
+// Group commit. A transaction's commit is one bbolt write transaction and
+// one fsync; while one is in progress, the commits that arrive queue up and
+// the next one applies them all in a single bbolt transaction (one fsync),
+// each validated first and then applied, in arrival order, with its own
+// commit timestamp. A commit that fails validation writes nothing and fails
+// alone; the others are unaffected.
+type groupCommit struct {
+	mu     sync.Mutex
+	queue  []*commitReq
+	leader bool
+}
+
+type commitReq struct {
+	snap   uint64
+	tables []*txTable
+	done   chan error
+}
+
+func (g *groupCommit) commit(s *Store, req *commitReq) error {
+	g.mu.Lock()
+	g.queue = append(g.queue, req)
+	if g.leader {
+		g.mu.Unlock()
+		return <-req.done
+	}
+	g.leader = true
+	g.mu.Unlock()
+	for {
+		g.mu.Lock()
+		batch := g.queue
+		g.queue = nil
+		if len(batch) == 0 {
+			g.leader = false
+			g.mu.Unlock()
+			break
+		}
+		g.mu.Unlock()
+		s.commitBatch(batch)
+	}
+	return <-req.done
+}
+
+// commitBatch applies a batch of commits in one durable bbolt transaction
+// and answers each.
+func (s *Store) commitBatch(batch []*commitReq) {
+	results := make([]error, len(batch))
+	var recs []*commitRec
+	var last uint64
 	err := s.db.Update(func(btx *bolt.Tx) error {
-		ts, err := s.mv.assign(btx)
-		if err != nil {
-			return err
-		}
-		rec = &commitRec{ts: ts, deltas: map[uint64]int64{}}
-		var befores [][]byte
-		for _, id := range ids {
-			tt := tables[id]
-			if failure = s.applyTable(btx, snap, tt, rec, &befores); failure != nil {
-				return failure
+		recs, last = recs[:0], 0
+		for i, req := range batch {
+			results[i] = nil
+			if err := s.validate(btx, req); err != nil {
+				results[i] = err
+				continue
 			}
+			ts, err := s.mv.assign(btx)
+			if err != nil {
+				return err
+			}
+			rec := &commitRec{ts: ts, deltas: map[uint64]int64{}}
+			var befores [][]byte
+			for _, tt := range req.tables {
+				if err := s.applyTable(btx, tt, rec, &befores); err != nil {
+					return err
+				}
+			}
+			s.mv.register(rec, befores)
+			recs = append(recs, rec)
+			last = ts
 		}
-		s.mv.register(rec, befores)
 		return nil
 	})
 	if err != nil {
-		if rec != nil {
+		for _, rec := range recs {
 			rec.aborted.Store(true)
 		}
-		if failure != nil && errors.Is(err, failure) {
-			return failure
+		for i := range results {
+			if results[i] == nil {
+				results[i] = fmt.Errorf("commit: %w", err)
+			}
 		}
-		return fmt.Errorf("commit: %w", err)
+	} else if last != 0 {
+		s.mv.publish(last)
 	}
-	s.mv.publish(rec.ts)
-	return nil
+	for i, req := range batch {
+		req.done <- results[i]
+	}
 }
 
 func (tt *txTable) empty() bool {
@@ -353,16 +493,94 @@ func (tt *txTable) empty() bool {
 	return true
 }
 
-// applyTable writes one table's buffers inside the commit transaction.
-func (s *Store) applyTable(btx *bolt.Tx, snap uint64, tt *txTable, rec *commitRec, befores *[][]byte) error {
-	m := tt.meta
-	if tt.ts.gone.Load() {
-		return errDefChanged(m.name)
+// validate checks, inside the commit transaction and without writing, that
+// every buffered write of a transaction may be applied: the tables still
+// have the definitions the writes were made with, no row the transaction
+// wrote was changed by a commit after it read it (else ER_LOCK_DEADLOCK;
+// a new key someone else inserted is a duplicate), and every new unique
+// index entry is the only one with its values once the transaction's own
+// deletions are applied.
+func (s *Store) validate(btx *bolt.Tx, req *commitReq) error {
+	for _, tt := range req.tables {
+		m := tt.meta
+		if tt.ts.gone.Load() {
+			return errDefChanged(m.name)
+		}
+		tb := tableBucket(btx, tt.ts.db.key, tt.ts.id)
+		if _, err := readStat(tb, m); err != nil || tt.ts.ddlTS.Load() > req.snap || tt.ts.altering.Load() {
+			return errDefChanged(m.name)
+		}
+		var ferr error
+		if t := tt.trees[0]; t != nil {
+			rows := tb.Bucket(bucketRows)
+			bid := bucketID{table: tt.ts.id}
+			t.Ascend(func(p pent) bool {
+				rts := req.snap
+				if p.readTS != 0 {
+					rts = p.readTS
+				}
+				if !s.mv.changedSince(bid, p.key, rts) {
+					return true
+				}
+				switch {
+				case !p.fresh:
+					ferr = errLockDeadlock(m.name)
+				case p.val != nil && rows.Get([]byte(p.key)) != nil:
+					ferr = s.dupAtCommit(m, nil, p.val)
+				}
+				return ferr == nil
+			})
+		}
+		if ferr != nil {
+			return ferr
+		}
+		for i, t := range tt.trees[1:] {
+			if t == nil || t.Len() == 0 {
+				continue
+			}
+			im := m.indexes[i]
+			if !im.unique {
+				continue
+			}
+			bkt := indexBucket(tb, im.id)
+			if bkt == nil {
+				return errDefChanged(m.name)
+			}
+			t.Ascend(func(p pent) bool {
+				if !p.uniq || p.val == nil {
+					return true
+				}
+				prefix := []byte(p.key[:len(p.key)-len(p.val)])
+				c := bkt.Cursor()
+				for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+					if string(k) == p.key {
+						continue
+					}
+					if q, ok := t.Get(pent{key: string(k)}); ok && q.val == nil {
+						continue // deleted by this transaction
+					}
+					row, _ := tt.trees[0].Get(pent{key: string(p.val)})
+					ferr = s.dupAtCommit(m, im, row.val)
+					return false
+				}
+				return true
+			})
+			if ferr != nil {
+				return ferr
+			}
+		}
 	}
+	return nil
+}
+
+// applyTable writes one table's (validated) buffers inside the commit
+// transaction, recording the before images.
+func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[][]byte) error {
+	m := tt.meta
 	tb := tableBucket(btx, tt.ts.db.key, tt.ts.id)
 	st, err := readStat(tb, m)
-	if err != nil || tt.ts.ddlTS.Load() > snap {
-		return errDefChanged(m.name)
+	if err != nil {
+		return err
 	}
 	var ferr error
 	for i, t := range tt.trees {
@@ -371,33 +589,21 @@ func (s *Store) applyTable(btx *bolt.Tx, snap uint64, tt *txTable, rec *commitRe
 		}
 		bid := bucketID{table: tt.ts.id}
 		var bkt *bolt.Bucket
-		var im *indexMeta
 		if i == 0 {
 			bkt = tb.Bucket(bucketRows)
 			if m.keys == nil {
 				bkt.FillPercent = 0.9 // sequence keys are appended at the end
 			}
 		} else {
-			im = m.indexes[i-1]
+			im := m.indexes[i-1]
 			bid.idx = im.id
 			if bkt = indexBucket(tb, im.id); bkt == nil {
 				return errDefChanged(m.name)
 			}
 		}
-		var uniq []pent
 		t.Ascend(func(p pent) bool {
 			kb := []byte(p.key)
 			cur := bkt.Get(kb)
-			if i == 0 && s.mv.changedSince(bid, p.key, snap) {
-				switch {
-				case !p.fresh:
-					ferr = errLockDeadlock(m.name)
-					return false
-				case cur != nil && p.val != nil:
-					ferr = s.dupAtCommit(m, nil, p.val)
-					return false
-				}
-			}
 			var before []byte
 			if cur != nil {
 				before = append(make([]byte, 0, len(cur)), cur...)
@@ -416,9 +622,6 @@ func (s *Store) applyTable(btx *bolt.Tx, snap uint64, tt *txTable, rec *commitRe
 				if ferr = bkt.Put(kb, p.val); ferr != nil {
 					return false
 				}
-				if p.uniq {
-					uniq = append(uniq, p)
-				}
 			}
 			rec.keys = append(rec.keys, ovRef{b: bid, key: p.key})
 			*befores = append(*befores, before)
@@ -426,18 +629,6 @@ func (s *Store) applyTable(btx *bolt.Tx, snap uint64, tt *txTable, rec *commitRe
 		})
 		if ferr != nil {
 			return ferr
-		}
-		// Unique keys: after all of this index's changes, each new entry
-		// must be the only one with its prefix.
-		for _, p := range uniq {
-			prefix := []byte(p.key[:len(p.key)-len(p.val)])
-			c := bkt.Cursor()
-			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-				if string(k) != p.key {
-					row, _ := tt.trees[0].Get(pent{key: string(p.val)})
-					return s.dupAtCommit(m, im, row.val)
-				}
-			}
 		}
 	}
 	st.count = uint64(int64(st.count) + tt.count)

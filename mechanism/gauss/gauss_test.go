@@ -398,6 +398,9 @@ func TestModelShapesAndParams(t *testing.T) {
 // noise-free model and ε = 1 with n = 20 000 is far above the majority
 // class (0.34), for every kind and both noise families.
 func TestUtility(t *testing.T) {
+	// Floors relative to the noise-free model (gnb is misspecified here: 0.61
+	// noise-free) and well above chance (1/3); a floor within a run-to-run sd
+	// of the mean made the test flaky.
 	ds := synthetic(25000, 8, 3, 12, 0.2)
 	a, b := splitIdx(len(ds.x), 1, 0.8)
 	train, test := ds.subset(a), ds.subset(b)
@@ -405,7 +408,7 @@ func TestUtility(t *testing.T) {
 		clean := accuracy(t, exactModel(t, mustPlan(t, train.config(kind, 1, 1e-5)), train.x, train.y), test)
 		for _, c := range []struct {
 			eps, delta, min float64
-		}{{1e4, 1e-5, clean - 0.01}, {1e4, 0, clean - 0.01}, {1, 1e-5, 0.6}, {1, 0, 0.5}} {
+		}{{1e4, 1e-5, clean - 0.01}, {1e4, 0, clean - 0.01}, {1, 1e-5, max(0.5, clean-0.1)}, {1, 0, max(0.45, clean-0.2)}} {
 			m, err := mustPlan(t, train.config(kind, c.eps, c.delta)).Train(train.x, train.y)
 			if err != nil {
 				t.Fatal(err)

@@ -269,3 +269,28 @@ func TestSamplerLimits(t *testing.T) {
 		t.Fatalf("accepted ratio %v below the grid condition", tr.gauss.ratio)
 	}
 }
+
+// The ridge is max(0, RidgeFactor·E − λ̃_min), λ̃_min = max(0, q̃ − margin):
+// a post-processing of the released λ-statistic with public constants.
+func TestRidgeRule(t *testing.T) {
+	for _, delta := range []float64{0, 1e-5} {
+		tr, err := Plan(synthConfig(5, 1000, 1, delta))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, m := tr.noiseNorm, tr.margin
+		for _, c := range []struct{ q, want float64 }{
+			{-1e9, RidgeFactor * e}, // λ̃_min clamps at 0
+			{m, RidgeFactor * e},    // q̃ − margin = 0
+			{m + RidgeFactor*e/2, RidgeFactor * e / 2},
+			{m + 10*e, 0}, // well conditioned: no ridge
+		} {
+			if got := tr.ridge(c.q); math.Abs(got-c.want) > 1e-12*math.Max(1, c.want) {
+				t.Fatalf("δ=%v q=%v: λ = %v, want %v", delta, c.q, got, c.want)
+			}
+		}
+	}
+	if RidgeFactor != 0.25 {
+		t.Fatalf("RidgeFactor = %v, documented ¼", RidgeFactor)
+	}
+}

@@ -45,6 +45,7 @@ type Trainer struct {
 	// margin is the one-sided (1 − ρ) bound on the λ-statistic's noise.
 	noiseNorm, margin float64
 	floor             float64 // FloorFactor (tests vary it)
+	ridgeFactor       float64 // RidgeFactor (tests vary it)
 	events            []budget.Event
 	params            map[string]float64
 }
@@ -84,7 +85,7 @@ func Plan(cfg Config) (*Trainer, error) {
 	cfg.Features = append([]string(nil), cfg.Features...)
 	cfg.Lo = append([]float64(nil), cfg.Lo...)
 	cfg.Hi = append([]float64(nil), cfg.Hi...)
-	t := &Trainer{cfg: cfg, scaler: scaler, prep: scaler.Prepare(), f: scaler.Dim(), workers: max(runtime.GOMAXPROCS(0), 1), floor: FloorFactor}
+	t := &Trainer{cfg: cfg, scaler: scaler, prep: scaler.Prepare(), f: scaler.Dim(), workers: max(runtime.GOMAXPROCS(0), 1), floor: FloorFactor, ridgeFactor: RidgeFactor}
 	f := float64(t.f)
 	tail := math.Sqrt(2 * math.Log(1/Failure))
 	t.params = map[string]float64{"epsilon": cfg.Epsilon, "delta": cfg.Delta, "n": float64(cfg.N), "features": f}
@@ -230,10 +231,11 @@ func (t *Trainer) addNoise(st stats) (noisy, error) {
 	return noisy{va: va, a: a, c: c, dirs: dirs, q: q}, nil
 }
 
-// ridge is AdaSSP's λ = max(0, E − λ̃_min) with λ̃_min = max(0, q̃ − margin).
+// ridge is AdaSSP's λ = max(0, c·E − λ̃_min) with λ̃_min = max(0, q̃ − margin)
+// and c = RidgeFactor (Wang: c = 1).
 func (t *Trainer) ridge(q float64) float64 {
 	lmin := math.Max(0, q-t.margin)
-	return math.Max(0, t.noiseNorm-lmin)
+	return math.Max(0, t.ridgeFactor*t.noiseNorm-lmin)
 }
 
 // estimate is the post-processing of the released statistics: θ solves

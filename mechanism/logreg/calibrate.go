@@ -12,8 +12,14 @@ import (
 // Defaults and limits: public constants (docs/mechanisms/logreg.md §5),
 // chosen on synthetic data and TRAINING splits only.
 const (
-	// DefaultSteps is T for δ > 0: the number of noisy gradient steps.
+	// DefaultSteps is the smallest default T for δ > 0 (the number of noisy
+	// gradient steps); defaultSteps raises it to ⌈τ/MaxStepSize⌉ so the
+	// horizon cap rarely binds, up to MaxDefaultSteps and DefaultWork.
 	DefaultSteps = 100
+	// MaxDefaultSteps and DefaultWork bound the default T (δ > 0): at most
+	// 1000 steps and T·n·K′·F ≤ 10¹⁰ multiply-adds (a few seconds).
+	MaxDefaultSteps = 1000
+	DefaultWork     = 1e10
 	// DefaultStepsPure is T for δ = 0. Laplace noise composes linearly in
 	// T, and one step was best on every tuning set: θ₁ = −(η/n)·Ĝ(0), the
 	// noisy class-centroid direction (argmax and sign do not depend on η).
@@ -21,7 +27,7 @@ const (
 	// HorizonScale is c in the default horizon τ = c·n·R/(L_C·√(K′F)), the
 	// noise-dominated optimum ‖θ*‖·R·n/(2L_C√(K′F)) of the averaged-iterate
 	// bound with the public prior ‖θ*‖ = 2c.
-	HorizonScale = 15.0
+	HorizonScale = 30.0
 	// ClipFraction sets the default per-row clipping bound C = ClipFraction·L
 	// on ‖∇ℓ(θ; x, y)‖₂ (L = √2 multinomial, 1 binary).
 	ClipFraction = 0.25
@@ -117,16 +123,6 @@ type plan struct {
 // calibrate computes the noise for T steps and the default horizon.
 func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 	p := plan{steps: cfg.Steps}
-	if p.steps == 0 {
-		p.steps = DefaultSteps
-		if cfg.Delta == 0 {
-			p.steps = DefaultStepsPure
-		}
-	}
-	if p.steps < 1 || p.steps > MaxSteps {
-		return plan{}, fmt.Errorf("steps must be in [1, %d], got %d", MaxSteps, p.steps)
-	}
-	T := float64(p.steps)
 	lip := math.Sqrt2
 	if binary {
 		lip = 1
@@ -138,6 +134,19 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 	if !(p.clip > 0) || math.IsInf(p.clip, 0) {
 		return plan{}, fmt.Errorf("clip must be positive and finite (or 0 for the default), got %v", cfg.Clip)
 	}
+	if p.steps == 0 {
+		p.steps = DefaultStepsPure
+		if cfg.Delta > 0 {
+			var err error
+			if p.steps, err = defaultSteps(cfg, f, kPrime, math.Min(lip, p.clip)); err != nil {
+				return plan{}, err
+			}
+		}
+	}
+	if p.steps < 1 || p.steps > MaxSteps {
+		return plan{}, fmt.Errorf("steps must be in [1, %d], got %d", MaxSteps, p.steps)
+	}
+	T := float64(p.steps)
 	p.l2, p.l1, p.lip = sensitivity(cfg.N, f, kPrime, binary, p.clip)
 	if cfg.Delta > 0 {
 		// T adaptive Gaussian releases of ratio Δ₂/σ compose to
@@ -187,6 +196,28 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 	}
 	p.eta = p.horizon / T
 	return p, nil
+}
+
+// defaultSteps is T for δ > 0 when the caller gives none: enough steps that
+// the step η = τ/T stays at most MaxStepSize, i.e. ⌈τ/MaxStepSize⌉ with τ the
+// requested or default horizon, at least DefaultSteps and at most
+// MaxDefaultSteps and DefaultWork/(n·K′·F) (when that bound is below
+// DefaultSteps, DefaultSteps; Plan's MaxWork check still applies). All
+// inputs are public. More steps cost no privacy at a fixed horizon: the
+// Gaussian ratio is charged for √T·Δ₂ whatever T is, and σ grows as √T
+// while the step shrinks as 1/T.
+func defaultSteps(cfg Config, f, kPrime int, lipC float64) (int, error) {
+	tau := cfg.Horizon
+	if tau == 0 {
+		unit, err := mechanism.GaussianSigma(1, cfg.Epsilon, cfg.Delta)
+		if err != nil {
+			return 0, err
+		}
+		tau = defaultHorizon(cfg.N, f, kPrime, lipC, 1/unit)
+	}
+	hi := math.Min(MaxDefaultSteps, math.Floor(DefaultWork/(float64(cfg.N)*float64(kPrime)*float64(f))))
+	steps := math.Min(math.Ceil(tau/MaxStepSize), hi)
+	return int(math.Max(steps, DefaultSteps)), nil
 }
 
 // defaultHorizon is τ = HorizonScale·n·R/(L_C·√(K′F)), at least

@@ -44,7 +44,7 @@ func TestScales(t *testing.T) {
 	for _, c := range []struct {
 		d, k, n, steps int
 		eps, delta     float64
-	}{{4, 2, 1000, 0, 1, 1e-5}, {4, 3, 1000, 0, 1, 1e-5}, {10, 20, 50000, 7, 0.3, 1e-6}, {4, 2, 1000, 0, 1, 0}, {10, 5, 300, 3, 2, 0}, {3, 2, 200000, 0, 10, 1e-5}} {
+	}{{4, 2, 1000, 0, 1, 1e-5}, {4, 3, 1000, 0, 1, 1e-5}, {10, 20, 20000, 0, 1, 1e-6}, {40, 5, 100000, 0, 1, 1e-6}, {10, 20, 50000, 7, 0.3, 1e-6}, {4, 2, 1000, 0, 1, 0}, {10, 5, 300, 3, 2, 0}, {3, 2, 200000, 0, 10, 1e-5}} {
 		cfg := testConfig(c.d, c.k, c.n, c.eps, c.delta)
 		cfg.Steps = c.steps
 		tr := mustPlan(t, cfg)
@@ -61,9 +61,14 @@ func TestScales(t *testing.T) {
 		lip = math.Min(lip, clip)
 		wantT := c.steps
 		if wantT == 0 {
-			wantT = DefaultSteps
-			if c.delta == 0 {
-				wantT = DefaultStepsPure
+			wantT = DefaultStepsPure
+			if c.delta > 0 {
+				// Enough steps for a step η ≤ 200 at the uncapped
+				// default τ, in [100, min(1000, 10¹⁰/(n·K′·F))].
+				unit, _ := mechanism.GaussianSigma(1, c.eps, c.delta)
+				tau0 := math.Max(MinHorizon, HorizonScale*float64(c.n)/unit/(math.Min(lip, clip)*math.Sqrt(kp*f)))
+				hi := math.Min(1000, math.Floor(1e10/(float64(c.n)*kp*f)))
+				wantT = int(math.Max(100, math.Min(math.Ceil(tau0/200), hi)))
 			}
 		}
 		T := float64(wantT)

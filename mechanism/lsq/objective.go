@@ -121,6 +121,9 @@ func objectiveCandidate(cfg Config, f int, eta float64, sh share) (*objectivePla
 	p := &objectivePlan{eta: eta, kifer: 2 * lossSmoothness / sh.epsIdeal, beta: beta}
 	if cfg.Lambda == 0 {
 		p.ridge = autoRidge(f, beta, eta)
+		if cfg.ridgeMult > 0 {
+			p.ridge *= cfg.ridgeMult
+		}
 	} else {
 		p.ridge = cfg.Lambda * float64(n)
 	}

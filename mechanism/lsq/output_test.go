@@ -83,7 +83,9 @@ func TestOutputScales(t *testing.T) {
 		eps  float64
 		want float64
 	}{{400, 1, 0.05}, {1 << 20, 0.25, 1.0 / 512}, {10, 0.01, 1}} {
-		tr = mustPlan(t, synthConfig(2, c.n, c.eps, 0))
+		cfg := synthConfig(2, c.n, c.eps, 0)
+		cfg.Method = MethodOutput // the paper's rule; the default call uses defaults.go
+		tr = mustPlan(t, cfg)
 		if !near(tr.Lambda(), c.want, 1e-12) {
 			t.Fatalf("auto λ(n=%d, ε=%v) = %v, want %v", c.n, c.eps, tr.Lambda(), c.want)
 		}
@@ -99,6 +101,7 @@ func TestOutputNoiseMatchesPlan(t *testing.T) {
 	ds := synthLinear(rng, synthBeta(rng, 3), 40, 0.1)
 	for _, delta := range []float64{0, 1e-6} {
 		cfg := synthConfig(3, 40, 0.7, delta)
+		cfg.Method = MethodOutput // not the default call: no centring
 		tr := mustPlan(t, cfg)
 		w0 := mustFit(t, tr, ds.x, ds.y)
 		const draws = 3000

@@ -38,10 +38,12 @@ const (
 // Config describes one DP_LSQ or DP_LSQ_PREDICT call. Every field is public:
 // it comes from the SQL call or the catalog, never from the rows.
 type Config struct {
-	Method string // output (default), input or objective; must be empty for PlanPredict
+	Method string // output, input or objective (empty: the default rule of defaults.go); must be empty for PlanPredict
 	Kernel string // linear (default), rbf, laplacian or cauchy; input/objective: linear only
 	// Lambda is the ridge parameter λ of (1/n)Σ(⟨w, φ(xᵢ)⟩ − y′ᵢ)² + λ‖w‖².
-	// 0 selects the public automatic rule: for output and predict Nie &
+	// The default call (Method, Lambda and Eta unset, linear kernel) takes
+	// method and λ from the rule of defaults.go. Otherwise 0 selects the
+	// paper's automatic rule: for output and predict Nie &
 	// Wang's Theorems 2–3 with r = ½, λ = min(1, (nε)^(−1/2)); for input and
 	// objective the excess-risk-balancing choice of Kifer et al. /
 	// Fukuchi et al. Theorem 2 with ‖ŵ‖ replaced by η (docs/mechanisms/lsq.md).
@@ -67,6 +69,16 @@ type Config struct {
 	Lo, Hi           []float64
 	Label            string
 	LabelLo, LabelHi float64
+
+	// Center is the share ρ of ε spent on the label's private mean before
+	// the regression (center.go): 0 lets the default call's rule decide
+	// (no centring outside the default call), CenterOff switches it off, a
+	// value in (0, 1) sets it.
+	Center float64
+
+	// ridgeMult scales objective perturbation's auto ridge (0 means 1); set
+	// only by the default rule (defaults.go).
+	ridgeMult float64
 }
 
 // Trainer is a validated DP_LSQ plan: everything about the release that can
@@ -80,9 +92,10 @@ type Trainer struct {
 	events []budget.Event
 	params map[string]float64
 
-	out *outputPlan
-	obj *objectivePlan
-	in  *inputPlan
+	out    *outputPlan
+	obj    *objectivePlan
+	in     *inputPlan
+	center *centerPlan // nil: no centring
 
 	// solverSteps is the number of bisection steps of the last release's
 	// ball solver (objective, input): a public constant, ballSteps, kept
@@ -182,6 +195,21 @@ func nieWangLambda(m int, eps float64) float64 {
 // DP_LSQ model release from public quantities only; for RFF kernels it also
 // draws the frequencies. Its errors depend only on cfg.
 func Plan(cfg Config) (*Trainer, error) {
+	var rule *defaultRule
+	if isDefaultCall(cfg) && cfg.N >= 1 && len(cfg.Features) > 0 {
+		// The default call: method, λ and centring from public n, F, ε, δ
+		// (defaults.go).
+		if cfg.Center == 0 {
+			cfg.Center = defaultCenter(cfg.N, len(cfg.Features)+1, cfg.Epsilon, cfg.Delta)
+		}
+		epsMain := cfg.Epsilon
+		if cfg.Center > 0 {
+			epsMain *= 1 - cfg.Center
+		}
+		r := chooseDefault(cfg.N, len(cfg.Features)+1, epsMain, cfg.Delta)
+		rule = &r
+		cfg.Method, cfg.Lambda, cfg.ridgeMult = r.method, r.lambda, r.ridgeMult
+	}
 	if cfg.Method == "" {
 		cfg.Method = MethodOutput
 	}
@@ -190,12 +218,22 @@ func Plan(cfg Config) (*Trainer, error) {
 	default:
 		return nil, fmt.Errorf("lsq: unknown method %q (want output, input or objective)", cfg.Method)
 	}
+	if !(cfg.Center == 0 || cfg.Center == CenterOff || (cfg.Center > 0 && cfg.Center < 1)) {
+		return nil, fmt.Errorf("lsq: center must be in (0, 1), got %v", cfg.Center)
+	}
 	cm, err := validate(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("lsq: %w", err)
 	}
 	cfg = cm.cfg
 	t := &Trainer{cfg: cfg, lm: cm.lm}
+	if cfg.Center > 0 {
+		if t.center, err = planCenter(cfg, cfg.Center); err != nil {
+			return nil, fmt.Errorf("lsq: %w", err)
+		}
+		// The method runs on the rest of ε (cm is the planners' view).
+		cm.cfg.Epsilon = cfg.Epsilon - t.center.mean.Epsilon
+	}
 	switch cfg.Method {
 	case MethodOutput:
 		err = t.planOutput(cm)
@@ -209,9 +247,21 @@ func Plan(cfg Config) (*Trainer, error) {
 	}
 	t.params["epsilon"] = cfg.Epsilon
 	t.params["delta"] = cfg.Delta
+	if t.center != nil {
+		t.events = append(t.events, t.center.event())
+		t.params["center_share"] = t.center.share
+		t.params["label_mean_scale"] = t.center.mean.Scale()
+		t.params["epsilon_regression"] = cm.cfg.Epsilon
+	}
 	t.params["lambda"] = t.lambda
 	t.params["n"] = float64(cfg.N)
 	t.params["features"] = float64(t.fm.f)
+	if rule != nil {
+		t.params["default_rule_t"] = rule.t
+		if rule.ridgeMult > 0 {
+			t.params["default_ridge_multiplier"] = rule.ridgeMult
+		}
+	}
 	if cfg.Kernel != KernelLinear {
 		t.params["dim"] = float64(cfg.Dim)
 		t.params["gamma"] = cfg.Gamma
@@ -250,7 +300,35 @@ func (t *Trainer) Train(X [][]float64, y []float64) (*mechanism.Model, error) {
 	if err := checkRows(X, y, t.cfg.N, len(t.cfg.Features)); err != nil {
 		return nil, fmt.Errorf("lsq: %w", err)
 	}
-	return t.release(sufficientStats(X, y, t.fm, t.lm))
+	if t.center == nil {
+		return t.release(sufficientStats(X, y, t.fm, t.lm))
+	}
+	mu, err := t.center.release(func(add func(float64)) {
+		for _, v := range y {
+			add(v)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("lsq: %w", err)
+	}
+	s := mu - (t.cfg.LabelLo+t.cfg.LabelHi)/2
+	ys := make([]float64, len(y))
+	for i, v := range y {
+		ys[i] = v - s // NaN (NULL) stays NaN: the label map sends it to the midpoint
+	}
+	return t.releaseCentered(sufficientStats(X, ys, t.fm, t.lm), mu)
+}
+
+// releaseCentered releases the method on the shifted labels' statistics
+// and adds the released mean back (center.go).
+func (t *Trainer) releaseCentered(st stats, mu float64) (*mechanism.Model, error) {
+	m, err := t.release(st)
+	if err != nil {
+		return nil, err
+	}
+	addBack(m.Weights[0], t.lm, mu)
+	m.Params["label_mean"] = mu
+	return m, nil
 }
 
 // TrainStream is Train for rows read straight from storage: scan calls emit
@@ -260,7 +338,52 @@ func (t *Trainer) Train(X [][]float64, y []float64) (*mechanism.Model, error) {
 // wrote meanwhile) it returns an error and the caller re-plans with the n it
 // reads (public).
 func (t *Trainer) TrainStream(scan func(emit func(row []float64) error) error) (*mechanism.Model, error) {
-	st, err := streamStats(len(t.cfg.Features), t.fm, t.lm, scan)
+	d := len(t.cfg.Features)
+	if t.center != nil {
+		// Two passes: the label mean, then the statistics of the shifted
+		// labels (the row count of both is checked against the plan).
+		rows := 0
+		var scanErr error
+		mu, err := t.center.release(func(add func(float64)) {
+			scanErr = scan(func(row []float64) error {
+				if len(row) != d+1 {
+					return fmt.Errorf("row has %d values, want %d features and a label", len(row), d+1)
+				}
+				rows++
+				add(row[d])
+				return nil
+			})
+		})
+		if scanErr != nil {
+			return nil, fmt.Errorf("lsq: %w", scanErr)
+		}
+		if rows != t.cfg.N {
+			return nil, fmt.Errorf("lsq: %w: read %d rows, planned for n = %d", ErrRowCountChanged, rows, t.cfg.N)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("lsq: %w", err)
+		}
+		s := mu - (t.cfg.LabelLo+t.cfg.LabelHi)/2
+		buf := make([]float64, d+1)
+		st, err := streamStats(d, t.fm, t.lm, func(emit func(row []float64) error) error {
+			return scan(func(row []float64) error {
+				if len(row) != d+1 {
+					return fmt.Errorf("row has %d values, want %d features and a label", len(row), d+1)
+				}
+				copy(buf, row)
+				buf[d] -= s
+				return emit(buf)
+			})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("lsq: %w", err)
+		}
+		if st.n != t.cfg.N {
+			return nil, fmt.Errorf("lsq: %w: read %d rows, planned for n = %d", ErrRowCountChanged, st.n, t.cfg.N)
+		}
+		return t.releaseCentered(st, mu)
+	}
+	st, err := streamStats(d, t.fm, t.lm, scan)
 	if err != nil {
 		return nil, fmt.Errorf("lsq: %w", err)
 	}

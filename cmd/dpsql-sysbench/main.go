@@ -1,0 +1,242 @@
+// Command dpsql-sysbench runs sysbench OLTP workloads against dpsql and a
+// private MariaDB started for the purpose, and prints the results with
+// their ratios as a markdown table (docs/results/storage.md).
+//
+// It needs sysbench and the Debian MariaDB server (apt-get install -y
+// mariadb-server sysbench). MariaDB is started by the tool itself from a
+// temporary data directory on a loopback port, with its default durability
+// (innodb_flush_log_at_trx_commit=1, like dpsql's fsync per commit), and
+// stopped at the end. dpsql runs in-process on its own temporary data
+// directory.
+//
+//	go run ./cmd/dpsql-sysbench [-time 20] [-table-size 10000] [-threads 1,8]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/sirupsen/logrus"
+
+	"github.com/dpsql/dpsql/engine"
+)
+
+type target struct {
+	name, host string
+	port       int
+	user, pw   string
+}
+
+type result struct {
+	tps, qps float64
+	ignored  int
+	errs     string
+}
+
+func main() {
+	dur := flag.Int("time", 20, "seconds per run")
+	size := flag.Int("table-size", 10000, "rows of sbtest1")
+	threadList := flag.String("threads", "1,8", "thread counts")
+	tests := flag.String("tests", "oltp_point_select,oltp_read_write,oltp_insert", "sysbench tests")
+	flag.Parse()
+	logrus.SetLevel(logrus.WarnLevel)
+
+	tmp, err := os.MkdirTemp("", "dpsql-sysbench")
+	check(err)
+	defer os.RemoveAll(tmp)
+
+	// dpsql
+	log := logrus.New()
+	log.SetLevel(logrus.ErrorLevel)
+	e, err := engine.Open(engine.Options{DataDir: filepath.Join(tmp, "dpsql"), RootPassword: "bench", Log: log})
+	check(err)
+	defer e.Close()
+	srv, err := e.NewServer("127.0.0.1:0")
+	check(err)
+	go srv.Serve()
+	defer srv.Close()
+	_, dport, _ := net.SplitHostPort(srv.Addr())
+	dp, _ := strconv.Atoi(dport)
+	dpsql := target{"dpsql", "127.0.0.1", dp, "root", "bench"}
+
+	// MariaDB
+	maria, stop, err := startMariaDB(filepath.Join(tmp, "mariadb"))
+	check(err)
+	defer stop()
+
+	var threads []int
+	for _, s := range strings.Split(*threadList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		check(err)
+		threads = append(threads, n)
+	}
+	fmt.Printf("# sysbench: dpsql vs MariaDB %s (%s, table-size %d, %d s per run)\n\n", mariaVersion(), time.Now().UTC().Format(time.RFC3339), *size, *dur)
+	fmt.Println("| test | threads | dpsql TPS | MariaDB TPS | ratio | dpsql ignored errors (1213 retries) | MariaDB ignored errors | errors |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---|")
+	for _, test := range strings.Split(*tests, ",") {
+		for _, n := range threads {
+			var rs [2]result
+			for i, t := range []target{dpsql, maria} {
+				rs[i] = runSysbench(t, test, n, *size, *dur)
+			}
+			errs := strings.TrimSpace(rs[0].errs + " " + rs[1].errs)
+			fmt.Printf("| %s | %d | %.1f | %.1f | %.0f %% | %d | %d | %s |\n", test, n, rs[0].tps, rs[1].tps,
+				100*rs[0].tps/max(rs[1].tps, 1e-9), rs[0].ignored, rs[1].ignored, errs)
+		}
+	}
+}
+
+func mariaVersion() string {
+	out, _ := exec.Command("mariadbd", "--version").Output()
+	f := strings.Fields(string(out))
+	if len(f) >= 3 {
+		return f[2]
+	}
+	return "?"
+}
+
+// startMariaDB initialises and starts a private server on a free loopback
+// port; root has no password and may connect over TCP.
+func startMariaDB(dir string) (target, func(), error) {
+	check(os.MkdirAll(dir, 0o755))
+	init := exec.Command("mariadb-install-db", "--no-defaults", "--datadir="+dir, "--user=root",
+		"--auth-root-authentication-method=normal", "--skip-test-db")
+	if out, err := init.CombinedOutput(); err != nil {
+		return target{}, nil, fmt.Errorf("mariadb-install-db: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return target{}, nil, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd := exec.Command("mariadbd", "--no-defaults", "--datadir="+dir, "--user=root",
+		"--socket="+filepath.Join(dir, "mysqld.sock"), "--pid-file="+filepath.Join(dir, "mysqld.pid"),
+		"--bind-address=127.0.0.1", fmt.Sprintf("--port=%d", port), "--max-connections=200",
+		"--log-error="+filepath.Join(dir, "error.log"))
+	if err := cmd.Start(); err != nil {
+		return target{}, nil, err
+	}
+	stop := func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	}
+	t := target{"mariadb", "127.0.0.1", port, "root", ""}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		db, err := open(t, "")
+		if err == nil {
+			err = db.Ping()
+			db.Close()
+		}
+		if err == nil {
+			return t, stop, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return target{}, nil, fmt.Errorf("MariaDB did not start: %w", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func open(t target, db string) (*sql.DB, error) {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = t.user, t.pw, "tcp", fmt.Sprintf("%s:%d", t.host, t.port), db
+	cfg.AllowNativePasswords = true
+	c, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return sql.OpenDB(c), nil
+}
+
+var (
+	reTPS     = regexp.MustCompile(`transactions:\s+\d+\s+\(([\d.]+) per sec`)
+	reQPS     = regexp.MustCompile(`queries:\s+\d+\s+\(([\d.]+) per sec`)
+	reIgnored = regexp.MustCompile(`ignored errors:\s+(\d+)`)
+)
+
+// runSysbench prepares a fresh sbtest database, runs the test and cleans up.
+func runSysbench(t target, test string, threads, size, dur int) result {
+	db, err := open(t, "")
+	check(err)
+	_, _ = db.Exec("DROP DATABASE IF EXISTS sbtest")
+	_, err = db.Exec("CREATE DATABASE sbtest")
+	check(err)
+	db.Close()
+	args := []string{test, "--db-driver=mysql", "--mysql-host=" + t.host, fmt.Sprintf("--mysql-port=%d", t.port),
+		"--mysql-user=" + t.user, "--mysql-password=" + t.pw, "--mysql-db=sbtest", "--tables=1",
+		fmt.Sprintf("--table-size=%d", size)}
+	if out, err := sysbench(append(args, "prepare"), 0); err != nil {
+		return result{errs: fmt.Sprintf("%s prepare failed: %v %s", t.name, err, lastLine(out))}
+	}
+	out, err := sysbench(append(args, fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--time=%d", dur), "run"), dur)
+	var r result
+	if m := reTPS.FindSubmatch(out); m != nil {
+		r.tps, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	if m := reQPS.FindSubmatch(out); m != nil {
+		r.qps, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	if m := reIgnored.FindSubmatch(out); m != nil {
+		r.ignored, _ = strconv.Atoi(string(m[1]))
+	}
+	if err != nil || bytes.Contains(out, []byte("FATAL")) {
+		r.errs = fmt.Sprintf("%s: %v %s", t.name, err, firstFatal(out))
+	}
+	_, _ = sysbench(append(args, "cleanup"), 0)
+	return r
+}
+
+func sysbench(args []string, dur int) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(dur+600)*time.Second)
+	defer cancel()
+	return exec.CommandContext(ctx, "sysbench", args...).CombinedOutput()
+}
+
+func firstFatal(out []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "FATAL") {
+			return sc.Text()
+		}
+	}
+	return ""
+}
+
+func lastLine(out []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
+}
+
+func check(err error) {
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			fmt.Fprintln(os.Stderr, string(ee.Stderr))
+		}
+		fmt.Fprintln(os.Stderr, "dpsql-sysbench:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package gmstest
+
+const raceEnabled = false

@@ -1,0 +1,113 @@
+package functions
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"strconv"
+
+	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/dpsql/dpsql/budget"
+)
+
+// releasePlan is one ★ call planned from public inputs only: the ledger
+// name, what it will charge, the mechanism, its calibration and
+// hyperparameters, and the one function that reads the rows once the
+// budget is reserved. Every adapter builds one (every check that needs only
+// public inputs runs while planning, before any charge); dry_run=1 answers
+// it as JSON and the real call executes it, so the two cannot differ.
+type releasePlan struct {
+	fn          string // ledger function name
+	ref         tableRef
+	reqEps      float64
+	reqDelta    float64
+	events      []budget.Event
+	mechanism   string             // what will run, in words
+	calibration map[string]float64 // noise scales and sensitivities
+	hyper       map[string]any     // hyperparameters, defaults filled in
+	info        map[string]any     // other public facts for the dry run (n, column, model, …)
+	compute     func() (any, error)
+}
+
+// execute runs the plan: dry answers it without reading a row or charging
+// anything; otherwise the budget is reserved and compute runs (release).
+func (e *Env) execute(ctx *sql.Context, p *releasePlan, dry bool) (any, error) {
+	if dry {
+		return e.dryRun(ctx, p)
+	}
+	return e.release(ctx, p.ref, p.fn, p.reqEps, p.reqDelta, p.events, p.compute)
+}
+
+// dryRun describes the plan as JSON: the charge after accounting (the
+// accountant's read-only Quote: basic or Rényi composition with what the
+// table has spent), whether the budget and the account's quota admit it
+// now, the events, the mechanism, its calibration and hyperparameters.
+// Nothing is read, charged or written to dp_ledger. Everything in it is
+// public (options, catalog, row count, dp_budget, the account's own quota).
+func (e *Env) dryRun(ctx *sql.Context, p *releasePlan) (string, error) {
+	q, err := e.Budget.Quote(budget.Request{
+		Table: p.ref.key, User: user(ctx), Function: p.fn,
+		Requested: [2]float64{p.reqEps, p.reqDelta}, Events: p.events,
+	})
+	if err != nil {
+		return "", err
+	}
+	out := map[string]any{}
+	maps.Copy(out, p.info)
+	maps.Copy(out, map[string]any{
+		"dry_run": true, "charged": false, "function": p.fn, "table": p.ref.key, "mechanism": p.mechanism,
+		"epsilon": q.Epsilon, "delta": q.Delta, "events_epsilon": q.EventsEpsilon, "events_delta": q.EventsDelta,
+		"requested_epsilon": p.reqEps, "requested_delta": p.reqDelta, "admitted": q.Admitted,
+		"events": eventList(p.events), "calibration": jsonFloats(p.calibration), "hyperparameters": jsonAny(p.hyper),
+	})
+	if !q.Admitted {
+		out["refusal"] = q.Refusal
+	}
+	js, err := json.Marshal(out)
+	if err != nil {
+		return "", fmt.Errorf("encode dry run: %w", err)
+	}
+	return string(js), nil
+}
+
+// jsonFloats makes a calibration map encodable: JSON has no NaN or ±Inf,
+// which are written as strings.
+func jsonFloats(m map[string]float64) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = jsonFloat(v)
+	}
+	return out
+}
+
+func jsonAny(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		if f, ok := v.(float64); ok {
+			out[k] = jsonFloat(f)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func jsonFloat(v float64) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return v
+}
+
+// dryRunOption removes dry_run from the options and reports it.
+func dryRunOption(o options) (bool, error) { return takeBool(o, "dry_run") }
+
+// optionsArgIndex is the position of the options argument of ★ functions
+// whose result is a number: a dry run answers text there, so their SQL
+// type is text when that argument is a literal asking for a dry run
+// (call.Type).
+var optionsArgIndex = map[string]int{
+	"DP_MEAN": 3, "DP_QUANTILE": 4, "DP_EVALUATE": 3, "DP_LSQ_PREDICT": 3,
+}
