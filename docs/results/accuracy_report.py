@@ -259,6 +259,17 @@ def main():
                 w("| %s | %s | %s | %s | %s | %s |" % (r.set, lab, cells[0], cells[1], cells[2], t))
         w("")
 
+    notes = os.path.join(out, "accuracy_notes.md")
+    if os.path.exists(notes):
+        text = open(notes).read().strip().splitlines()
+        nrev = text[0].split(":", 1)[1].strip() if text and text[0].startswith("rev:") else "?"
+        w("## Observations (hand-written for revision `%s`)" % nrev)
+        w("")
+        if nrev != newest:
+            w("**These notes were written for an older revision than the tables above (`%s`); check the numbers.**" % newest)
+            w("")
+        L.extend(text[1:])
+        w("")
     w("## Plot")
     w("")
     w("![accuracy at ε = 1](accuracy.png)")
