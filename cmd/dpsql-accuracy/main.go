@@ -237,11 +237,9 @@ func run(o options, log *logrus.Logger) error {
 					runs := o.runs
 					if ds.rows >= 10000 {
 						k := kind
-						if (kind == "auto" || kind == kindAutoPure) && eps != 1 {
-							// auto at ε ≠ 1 counts as the kind it would
-							// train (asked with dry_run, which spends
-							// nothing); at ε = 1, the goals' cell, it
-							// always gets the full runs.
+						if kind == "auto" || kind == kindAutoPure {
+							// auto counts as the kind it would train
+							// (asked with dry_run, which spends nothing).
 							if k, err = srv.autoKind(ds, kind, eps); err != nil {
 								return err
 							}
