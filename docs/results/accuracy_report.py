@@ -165,6 +165,10 @@ def main():
     w("errors of the mean over runs). Sets outside a goal's scope are listed for information (\"–\").")
     w("")
     goal_rows = []
+
+    def dag(name, kind):
+        return " †" if (name, kind, 1.0) in OLD else ""
+
     w("| set | n | d | K | auto trained | auto ε=1 (δ_total 1e-5) | auto ε=1 pure ε | best linear | gap | goal | result |")
     w("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in sets[sets["family"].str.endswith("classification")].itertuples():
@@ -179,11 +183,11 @@ def main():
         if scope and m is None:
             res_ = "not run"
         elif scope:
-            res_ = "**PASS**" if (gap is not None and gap <= tol) else "**FAIL**"
+            res_ = ("**PASS**" if (gap is not None and gap <= tol) else "**FAIL**") + dag(r.set, "auto")
             goal_rows.append((r.set, res_))
         w("| %s | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s |" % (
-            r.set, r.n, r.d, r.k, ",".join(kinds) if len(kinds) else "", fmt_cell(m, sd, n, err),
-            fmt_cell(mp, sdp, np_, errp), "%.3f" % best if best is not None else "?",
+            r.set, r.n, r.d, r.k, ",".join(kinds) if len(kinds) else "", fmt_cell(m, sd, n, err) + dag(r.set, "auto"),
+            fmt_cell(mp, sdp, np_, errp) + dag(r.set, "auto_pure"), "%.3f" % best if best is not None else "?",
             "%.3f" % gap if gap is not None else "", "≤ %.2f" % tol if scope else "–", res_))
     w("")
     w("| set | n | d | auto trained | auto RMSE ε=1 | auto ε=1 pure ε | best linear | ratio | mean predictor | ≤ 5 % (n ≥ 10⁴) | ≤ mean + noise |")
@@ -206,7 +210,8 @@ def main():
             g2 = "**PASS**" if m <= mean + 2 * se else "**FAIL**"
             goal_rows.append((r.set + " (mean)", g2))
         w("| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            r.set, r.n, r.d, ",".join(kinds) if len(kinds) else "", fmt_cell(m, sd, n, err, 2), fmt_cell(mp, sdp, np_, errp, 2),
+            r.set, r.n, r.d, ",".join(kinds) if len(kinds) else "", fmt_cell(m, sd, n, err, 2) + dag(r.set, "auto"),
+            fmt_cell(mp, sdp, np_, errp, 2) + dag(r.set, "auto_pure"),
             "%.2f" % best if best else "?", "%.3f" % ratio if ratio else "", "%.2f" % mean if mean else "?", g1, g2))
     npass = sum(1 for _, x in goal_rows if "PASS" in x)
     w("")
