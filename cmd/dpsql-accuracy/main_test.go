@@ -17,6 +17,7 @@ import (
 // violates would be a wrong page), and the split is the documented 80/20.
 func TestSetsRespectDeclaredBounds(t *testing.T) {
 	data := filepath.Join("..", "..", "..", "shared", "data")
+	checked := 0
 	for _, name := range allSetNames() {
 		if testing.Short() && name != "iris" && name != "syn_c_n1000_d10_k5" && name != "syn_r_n1000_d10" {
 			continue
@@ -28,7 +29,10 @@ func TestSetsRespectDeclaredBounds(t *testing.T) {
 		ds, err := loadSet(name, data, filepath.Join("..", ".."))
 		if err != nil {
 			if os.IsNotExist(err) || isNotExist(err) {
-				t.Skipf("shared data not available: %v", err)
+				// shared/ lies outside the repository (absent in CI): the
+				// synthetic sets are still checked.
+				t.Logf("%s: shared data not available: %v", name, err)
+				continue
 			}
 			t.Fatal(err)
 		}
@@ -61,6 +65,10 @@ func TestSetsRespectDeclaredBounds(t *testing.T) {
 				t.Fatalf("%s: label %v outside [%v, %v]", name, y, ds.labelLo, ds.labelHi)
 			}
 		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no data set checked")
 	}
 }
 
