@@ -12,17 +12,7 @@ import (
 func TestDPTrainLogRegObjective(t *testing.T) {
 	ts := demoServer(t)
 	ana := ts.connect("analyst", "analyst", "demo")
-	var s string
-	if err := ana.QueryRow("SELECT DP_TRAIN('iris', 1, 'logreg', 'method=objective; delta=0; dry_run=1')").Scan(&s); err != nil {
-		t.Fatal(err)
-	}
-	var plan struct {
-		Calibration map[string]float64 `json:"calibration"`
-		Params      string             `json:"params"`
-	}
-	if err := json.Unmarshal([]byte(s), &plan); err != nil {
-		t.Fatalf("dry run %q: %v", s, err)
-	}
+	plan, s := trainDryRun(t, ana, "SELECT DP_TRAIN('iris', 1, 'logreg', 'method=objective; delta=0; dry_run=1')")
 	if plan.Calibration["method_objective"] != 1 || !(plan.Calibration["laplace_scale"] > 0) || !(plan.Calibration["ridge"] > 0) {
 		t.Fatalf("plan %s", s)
 	}

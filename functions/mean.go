@@ -12,22 +12,7 @@ import (
 // dpMean implements DP_MEAN('<table>', '<column>', ε [, '<options>']); the
 // only option is dry_run=1.
 func (e *Env) dpMean(ctx *sql.Context, args []any) (any, error) {
-	o, err := optionsArg(args, 3)
-	if err != nil {
-		return nil, err
-	}
-	dry, err := dryRunOption(o)
-	if err != nil {
-		return nil, err
-	}
-	if err := o.unknown(); err != nil {
-		return nil, err
-	}
-	p, err := e.planMean(ctx, args)
-	if err != nil {
-		return nil, err
-	}
-	return e.execute(ctx, p, dry)
+	return e.executeDryRunOnly(ctx, args, 3, e.planMean)
 }
 
 // planMean plans DP_MEAN from public inputs: the column's declared bounds
