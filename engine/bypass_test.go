@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"database/sql"
 	"fmt"
 	"regexp"
 	"strings"
@@ -208,6 +209,12 @@ var noGrantStatements = []string{
 func TestAnalystBypassSuite(t *testing.T) {
 	ts := startServer(t, t.TempDir())
 	root := setupProtected(t, ts, 50, 10)
+	runBypassSuite(t, ts, root)
+}
+
+// runBypassSuite runs the suite on a server prepared by setupProtected (or
+// its MariaDB/Spider twin, scaleout_test.go).
+func runBypassSuite(t *testing.T, ts *testServer, root *sql.DB) {
 	mustExec(t, root, "CREATE VIEW owner_view AS SELECT * FROM people")
 	mustExec(t, root, "CREATE TABLE demo.seq (id INT AUTO_INCREMENT PRIMARY KEY, v DOUBLE)")
 	mustExec(t, root, "INSERT INTO demo.seq (v) VALUES (1), (2)")

@@ -25,7 +25,9 @@ func TestMain(m *testing.M) {
 		runCrashChild(dir)
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopSpider() // scale-out (issue 14): the shared MariaDB/Spider cluster, if started
+	os.Exit(code)
 }
 
 // runCrashChild serves dir until it is killed.

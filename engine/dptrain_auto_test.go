@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"database/sql"
 	"encoding/json"
 	"testing"
 )
@@ -11,17 +12,7 @@ import (
 func TestDPTrainLogRegClip(t *testing.T) {
 	ts := demoServer(t)
 	ana := ts.connect("analyst", "analyst", "demo")
-	var s string
-	if err := ana.QueryRow("SELECT DP_TRAIN('iris', 1, 'logreg', 'clip=0.3; dry_run=1')").Scan(&s); err != nil {
-		t.Fatal(err)
-	}
-	var plan struct {
-		Calibration map[string]float64 `json:"calibration"`
-		Params      string             `json:"params"`
-	}
-	if err := json.Unmarshal([]byte(s), &plan); err != nil {
-		t.Fatalf("dry run %q: %v", s, err)
-	}
+	plan, s := trainDryRun(t, ana, "SELECT DP_TRAIN('iris', 1, 'logreg', 'clip=0.3; dry_run=1')")
 	if c := plan.Calibration["clip"]; c != 0.3 {
 		t.Fatalf("clip in plan = %v, want 0.3 (%s)", c, s)
 	}
@@ -29,4 +20,24 @@ func TestDPTrainLogRegClip(t *testing.T) {
 		t.Fatalf("sensitivity %v, want 2·0.3 (+ rounding slack)", l2)
 	}
 	wantErr(t, ana, "SELECT DP_TRAIN('iris', 1, 'logreg', 'clip=-1')", "clip")
+}
+
+// trainDryRun runs a DP_TRAIN dry run and decodes the plan's calibration
+// and params (the JSON text is returned for messages).
+func trainDryRun(t *testing.T, db *sql.DB, query string) (trainPlanJSON, string) {
+	t.Helper()
+	var s string
+	if err := db.QueryRow(query).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	var plan trainPlanJSON
+	if err := json.Unmarshal([]byte(s), &plan); err != nil {
+		t.Fatalf("dry run %q: %v", s, err)
+	}
+	return plan, s
+}
+
+type trainPlanJSON struct {
+	Calibration map[string]float64 `json:"calibration"`
+	Params      string             `json:"params"`
 }

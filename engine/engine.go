@@ -20,6 +20,7 @@ import (
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/engine/mysqlstore"
 	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/functions"
 )
@@ -46,6 +47,10 @@ type Options struct {
 	// (catalog/anscache.go); 0 means the catalog's defaults.
 	AnswerCacheEntries int
 	AnswerCacheBytes   int64
+	// BackendDSN, when set, connects to a MariaDB/MySQL server (go-sql-
+	// driver/mysql DSN) whose tables owners attach with dp_attach
+	// (scale-out, issue 14).
+	BackendDSN string
 }
 
 // Engine is an opened dpsql instance.
@@ -57,6 +62,8 @@ type Engine struct {
 	Budget  *budget.Accountant
 	Env     *functions.Env
 	Log     logrus.FieldLogger
+	// Backend is the MariaDB/MySQL backend (nil: embedded store only).
+	Backend *mysqlstore.Backend
 	// GeneratedRootPassword is set on first start when no password was given.
 	GeneratedRootPassword string
 }
@@ -110,7 +117,14 @@ func (e *Engine) wire(opt Options) error {
 	if mem == 0 {
 		mem = DefaultMaxReleaseMemory()
 	}
-	e.Env = &functions.Env{Store: e.Store, Catalog: e.Catalog, Budget: e.Budget, Log: e.Log, MaxReleaseMemory: max(mem, 0)}
+	var rows functions.Rows = e.Store
+	if opt.BackendDSN != "" {
+		if e.Backend, err = mysqlstore.Open(opt.BackendDSN, e.DB, e.Log); err != nil {
+			return err
+		}
+		rows = routedRows{emb: e.Store, my: e.Backend}
+	}
+	e.Env = &functions.Env{Store: rows, Catalog: e.Catalog, Budget: e.Budget, Log: e.Log, MaxReleaseMemory: max(mem, 0)}
 	g := &guard{cat: e.Catalog, st: e.Store, env: e.Env}
 	e.Env.CanRead = g.canRead
 	e.Store.SetHooks(g.hooks())
@@ -122,6 +136,12 @@ func (e *Engine) wire(opt Options) error {
 	})
 	pro := newProvider(e.Store.Provider(), e.Env.SystemDB(), e.Env.Views, e.Env.Procedures(), e.Catalog)
 	pro.tfs = map[string]sql.TableFunction{histogramTFName: &histogramTF{env: e.Env}}
+	if e.Backend != nil {
+		pro.attached = &attachedTables{my: e.Backend, check: g.hooks().CheckRead}
+	}
+	for _, p := range e.scaleOutProcedures(pro) {
+		pro.procs.Register(p)
+	}
 	// The guard runs before any default rule (go-mysql-server evaluates
 	// constant filters while analysing, which would run a release) and again
 	// after validation, on the final plan.
@@ -200,6 +220,9 @@ func (e *Engine) NewContext(user string) *sql.Context {
 
 // Close flushes and closes the data file.
 func (e *Engine) Close() error {
+	if e.Backend != nil {
+		e.Backend.Close()
+	}
 	return e.DB.Close()
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/dolthub/go-mysql-server/sql"
 
@@ -22,6 +23,12 @@ type provider struct {
 	cat   *catalog.Catalog
 	// tfs are the table functions (histtf.go), by lower-case name.
 	tfs map[string]sql.TableFunction
+
+	viewCache sync.Map // database name → its dpsql views (viewsOf)
+
+	// attached serves the tables attached from a MariaDB/MySQL backend
+	// (scale-out, issue 14); nil without a backend.
+	attached *attachedTables
 }
 
 var (
@@ -63,28 +70,44 @@ func (p *provider) Database(ctx *sql.Context, name string) (sql.Database, error)
 // wrap adds the dpsql views to a user database.
 func (p *provider) wrap(db sql.Database) sql.Database {
 	if sdb, ok := db.(*store.Database); ok {
-		return &userDB{Database: sdb, views: p.views(sdb.Name())}
+		return &userDB{Database: sdb, views: p.viewsOf(sdb.Name()), attached: p.attached}
 	}
 	return db
+}
+
+// viewsOf caches the dpsql views of a database: they hold no state (their
+// rows are computed when read) and the engine resolves the database on
+// every statement.
+func (p *provider) viewsOf(db string) map[string]sql.Table {
+	if v, ok := p.viewCache.Load(db); ok {
+		return v.(map[string]sql.Table)
+	}
+	v, _ := p.viewCache.LoadOrStore(db, p.views(db))
+	return v.(map[string]sql.Table)
 }
 
 // userDB is a store database plus the dpsql views (restricted to it).
 // Embedding keeps every interface the store database implements.
 type userDB struct {
 	*store.Database
-	views map[string]sql.Table
+	views    map[string]sql.Table
+	attached *attachedTables
 }
 
 func (d *userDB) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
 	if v, ok := d.views[strings.ToLower(name)]; ok {
 		return v, true, nil
 	}
+	if t, ok := d.attached.table(d.Name(), name); ok {
+		return t, true, nil
+	}
 	return d.Database.GetTableInsensitive(ctx, name)
 }
 
 func (d *userDB) GetTableNames(ctx *sql.Context) ([]string, error) {
 	// The dpsql views are listed by AllViews, as VIEW (issue 12).
-	return d.Database.GetTableNames(ctx)
+	names, err := d.Database.GetTableNames(ctx)
+	return append(names, d.attached.names(d.Name())...), err
 }
 
 // AllViews adds the dpsql views to the database's own views.

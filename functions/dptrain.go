@@ -218,6 +218,12 @@ func (e *Env) autoKind(a trainArgs, delta float64) (string, string, error) {
 	}
 	in := auto.Inputs{Classification: classification, N: int(n), D: d, K: k, Epsilon: a.eps, Delta: delta}
 	kind, why := auto.Choose(in)
+	// [pure] with δ = 0 auto's logreg is the objective method.
+	if kind == "logreg" && delta == 0 {
+		if _, given := a.opts["method"]; !given {
+			a.opts["method"] = auto.PureMethod
+		}
+	}
 	return kind, why, nil
 }
 

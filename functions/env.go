@@ -14,14 +14,13 @@ import (
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
-	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/mechanism"
 )
 
 // Env is what the SQL adapters need: storage read directly (not through the
 // analyst's privileges), the catalog and the accountant.
 type Env struct {
-	Store   *store.Store
+	Store   Rows
 	Catalog *catalog.Catalog
 	Budget  *budget.Accountant
 	Log     logrus.FieldLogger
@@ -211,6 +210,9 @@ func (e *Env) release(ctx *sql.Context, ref tableRef, function string, reqEps, r
 	}
 	if r.err != nil {
 		e.Log.WithError(r.err).WithFields(logrus.Fields{"table": ref.key, "function": function, "release": rec.ID}).Warn("release failed after charge")
+		if errors.Is(r.err, ErrBackend) {
+			return nil, errBackendFailed // scale-out (issue 14)
+		}
 		return nil, errMechanismFailed
 	}
 	e.Log.WithFields(logrus.Fields{"table": ref.key, "function": function, "release": rec.ID, "user": user(ctx)}).Info("release")

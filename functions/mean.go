@@ -12,22 +12,7 @@ import (
 // dpMean implements DP_MEAN('<table>', '<column>', ε [, '<options>']); the
 // only option is dry_run=1.
 func (e *Env) dpMean(ctx *sql.Context, args []any) (any, error) {
-	o, err := optionsArg(args, 3)
-	if err != nil {
-		return nil, err
-	}
-	dry, err := dryRunOption(o)
-	if err != nil {
-		return nil, err
-	}
-	if err := o.unknown(); err != nil {
-		return nil, err
-	}
-	p, err := e.planMean(ctx, args)
-	if err != nil {
-		return nil, err
-	}
-	return e.execute(ctx, p, dry)
+	return e.executeDryRunOnly(ctx, args, 3, e.planMean)
 }
 
 // planMean plans DP_MEAN from public inputs: the column's declared bounds
@@ -72,6 +57,11 @@ func (e *Env) planMean(ctx *sql.Context, args []any) (*releasePlan, error) {
 		hyper:       map[string]any{"lower_bound": b.Lo, "upper_bound": b.Hi},
 		info:        map[string]any{"column": col, "n": n},
 		compute: func() (any, error) {
+			if tf := e.Reads(ref.key, []string{col})[0].Transform; tf == "" { // scale-out (issue 14); transforms are applied on read
+				if v, pushed, err := e.pushMean(ref, col, m); pushed {
+					return v, err
+				}
+			}
 			acc := m.Accumulator()
 			stop := scanCheck(ctx)
 			if _, err := e.scanDP(ref, []string{col}, func(row []float64) error {

@@ -117,22 +117,7 @@ func (e *Env) dpModelJSON(ctx *sql.Context, args []any) (any, error) {
 // dpEvaluate implements DP_EVALUATE('<model>', '<table>', ε [, '<options>']);
 // the only option is dry_run=1.
 func (e *Env) dpEvaluate(ctx *sql.Context, args []any) (any, error) {
-	o, err := optionsArg(args, 3)
-	if err != nil {
-		return nil, err
-	}
-	dry, err := dryRunOption(o)
-	if err != nil {
-		return nil, err
-	}
-	if err := o.unknown(); err != nil {
-		return nil, err
-	}
-	p, err := e.planEvaluate(ctx, args)
-	if err != nil {
-		return nil, err
-	}
-	return e.execute(ctx, p, dry)
+	return e.executeDryRunOnly(ctx, args, 3, e.planEvaluate)
 }
 
 // planEvaluate plans DP_EVALUATE from public inputs: the model (its

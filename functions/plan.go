@@ -104,6 +104,27 @@ func jsonFloat(v float64) any {
 // dryRunOption removes dry_run from the options and reports it.
 func dryRunOption(o options) (bool, error) { return takeBool(o, "dry_run") }
 
+// executeDryRunOnly runs a ★ function whose only option (argument idx) is
+// dry_run=1: the options are checked, then the plan, before anything runs.
+func (e *Env) executeDryRunOnly(ctx *sql.Context, args []any, idx int, plan func(*sql.Context, []any) (*releasePlan, error)) (any, error) {
+	o, err := optionsArg(args, idx)
+	if err != nil {
+		return nil, err
+	}
+	dry, err := dryRunOption(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.unknown(); err != nil {
+		return nil, err
+	}
+	p, err := plan(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	return e.execute(ctx, p, dry)
+}
+
 // optionsArgIndex is the position of the options argument of ★ functions
 // whose result is a number: a dry run answers text there, so their SQL
 // type is text when that argument is a literal asking for a dry run

@@ -153,6 +153,11 @@ func scaleNote(tf string) string {
 // [lo, hi] (NULL is never outside).
 func (e *Env) countOutside(ref tableRef, c, tf string, lo, hi float64) (int64, error) {
 	var bad int64
+	if tf == "" { // scale-out (issue 14): counted on the backend when it serves the table
+		if n, pushed, err := e.pushCountOutside(ref, c, lo, hi); pushed {
+			return n, err
+		}
+	}
 	if _, err := e.Store.ScanFloats(ref.db, ref.table, []string{c}, func(row []float64) error {
 		if v := row[0]; !math.IsNaN(v) {
 			if v = mechanism.ApplyTransform(tf, v); v < lo || v > hi {

@@ -2,6 +2,7 @@ package functions
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/gauss"
@@ -88,6 +89,9 @@ func planLinReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 		params: paramString("kind", mechanism.KindLinReg, "delta", delta, "label", s.label, "features", s.features),
 		scales: tr.Params()}
 	p.train = func() (*mechanism.Model, error) {
+		if m, pushed, err := e.pushLinReg(&p.spec, cfg, tr); pushed { // scale-out (issue 14)
+			return m, err
+		}
 		X, y, err := e.loadRegression(p.spec)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", p.spec.ref.key, err)
@@ -119,6 +123,13 @@ func planLogReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	if cfg.Clip, err = a.opts.positive("clip"); err != nil {
 		return nil, err
 	}
+	// [pure] method=gd|objective and lambda= (objective's ridge λ = Λ/n).
+	cfg.Method, _ = a.opts.take("method")
+	cfg.Method = strings.ToLower(cfg.Method)
+	if cfg.Lambda, err = a.opts.positive("lambda"); err != nil {
+		return nil, err
+	}
+	// [/pure]
 	if s.model, err = e.modelName(a.opts, mechanism.KindLogReg, a.ref); err != nil {
 		return nil, err
 	}
@@ -131,6 +142,9 @@ func planLogReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	p := &trainPlan{fn: "DP_TRAIN", kind: mechanism.KindLogReg, spec: s, reqEps: a.eps, reqDelta: delta, events: tr.Events(),
 		params: paramString("kind", mechanism.KindLogReg, "delta", delta, "steps", c.Steps, "horizon", c.Horizon, "clip", c.Clip, "label", s.label, "features", s.features),
 		scales: tr.Params()}
+	if c.Method == logreg.MethodObjective { // [pure]
+		p.params = paramString("kind", mechanism.KindLogReg, "method", c.Method, "delta", delta, "lambda", c.Lambda, "label", s.label, "features", s.features)
+	}
 	p.train = func() (*mechanism.Model, error) {
 		X, y, err := e.classificationData(&p.spec)
 		if err != nil {

@@ -25,8 +25,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -39,10 +43,12 @@ type target struct {
 	name, host string
 	port       int
 	user, pw   string
+	pid        int // server process (0: this process, where dpsql runs)
 }
 
 type result struct {
 	tps, qps float64
+	perCPU   float64 // transactions per CPU second of the server process
 	ignored  int
 	errs     string
 }
@@ -51,7 +57,12 @@ func main() {
 	dur := flag.Int("time", 20, "seconds per run")
 	size := flag.Int("table-size", 10000, "rows of sbtest1")
 	threadList := flag.String("threads", "1,8", "thread counts")
+	runs := flag.Int("runs", 3, "runs per test and thread count (medians are reported)")
+	bulk := flag.Int("bulk", 0, "instead of sysbench, load this many rows × 20 DOUBLE over the wire (multi-row INSERT and LOAD DATA LOCAL INFILE)")
+	bulkBatch := flag.Int("bulk-batch", 1000, "rows per INSERT statement with -bulk")
 	tests := flag.String("tests", "oltp_point_select,oltp_read_write,oltp_insert", "sysbench tests")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of dpsql (in-process) to this file")
+	mutexProfile := flag.String("mutexprofile", "", "write a mutex contention profile of dpsql to this file")
 	flag.Parse()
 	logrus.SetLevel(logrus.WarnLevel)
 
@@ -71,12 +82,37 @@ func main() {
 	defer srv.Close()
 	_, dport, _ := net.SplitHostPort(srv.Addr())
 	dp, _ := strconv.Atoi(dport)
-	dpsql := target{"dpsql", "127.0.0.1", dp, "root", "bench"}
+	dpsql := target{"dpsql", "127.0.0.1", dp, "root", "bench", 0}
+
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
+
+	if *mutexProfile != "" {
+		runtime.SetMutexProfileFraction(5)
+		runtime.SetBlockProfileRate(10000)
+		defer func() {
+			for _, k := range []string{"mutex", "block"} {
+				f, err := os.Create(*mutexProfile + "." + k)
+				check(err)
+				check(pprof.Lookup(k).WriteTo(f, 0))
+				f.Close()
+			}
+		}()
+	}
 
 	// MariaDB
 	maria, stop, err := startMariaDB(filepath.Join(tmp, "mariadb"))
 	check(err)
 	defer stop()
+
+	if *bulk > 0 {
+		bulkMain(dpsql, maria, tmp, *bulk, *bulkBatch, *runs)
+		return
+	}
 
 	var threads []int
 	for _, s := range strings.Split(*threadList, ",") {
@@ -84,20 +120,95 @@ func main() {
 		check(err)
 		threads = append(threads, n)
 	}
-	fmt.Printf("# sysbench: dpsql vs MariaDB %s (%s, table-size %d, %d s per run)\n\n", mariaVersion(), time.Now().UTC().Format(time.RFC3339), *size, *dur)
-	fmt.Println("| test | threads | dpsql TPS | MariaDB TPS | ratio | dpsql ignored errors (1213 retries) | MariaDB ignored errors | errors |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Printf("# sysbench: dpsql vs MariaDB %s (%s, table-size %d, %d s per run, median of %d runs; load average at start: %s)\n\n",
+		mariaVersion(), time.Now().UTC().Format(time.RFC3339), *size, *dur, *runs, loadAvg())
+	fmt.Println("| test | threads | dpsql TPS | MariaDB TPS | ratio | dpsql runs | MariaDB runs | dpsql txn/CPU-s | MariaDB txn/CPU-s | ratio per CPU | dpsql ignored errors (1213 retries) | MariaDB ignored errors | errors |")
+	fmt.Println("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---|")
 	for _, test := range strings.Split(*tests, ",") {
 		for _, n := range threads {
-			var rs [2]result
-			for i, t := range []target{dpsql, maria} {
-				rs[i] = runSysbench(t, test, n, *size, *dur)
+			// The two servers alternate, run by run, so that both see
+			// the same load from the rest of the machine.
+			var tps, per [2][]float64
+			var ignored [2]int
+			var errs []string
+			for r := 0; r < *runs; r++ {
+				for i, t := range []target{dpsql, maria} {
+					res := runSysbench(t, test, n, *size, *dur)
+					tps[i] = append(tps[i], res.tps)
+					per[i] = append(per[i], res.perCPU)
+					ignored[i] += res.ignored
+					if res.errs != "" {
+						errs = append(errs, res.errs)
+					}
+				}
 			}
-			errs := strings.TrimSpace(rs[0].errs + " " + rs[1].errs)
-			fmt.Printf("| %s | %d | %.1f | %.1f | %.0f %% | %d | %d | %s |\n", test, n, rs[0].tps, rs[1].tps,
-				100*rs[0].tps/max(rs[1].tps, 1e-9), rs[0].ignored, rs[1].ignored, errs)
+			md, mm := median(tps[0]), median(tps[1])
+			pd, pm := median(per[0]), median(per[1])
+			fmt.Printf("| %s | %d | %.1f | %.1f | %.0f %% | %s | %s | %.0f | %.0f | %.0f %% | %d | %d | %s |\n", test, n, md, mm,
+				100*md/max(mm, 1e-9), joinF(tps[0]), joinF(tps[1]), pd, pm, 100*pd/max(pm, 1e-9), ignored[0], ignored[1], strings.Join(errs, "; "))
 		}
 	}
+	fmt.Printf("\nload average at the end: %s\n", loadAvg())
+}
+
+// cpuSeconds is the user+system CPU time used so far by t's server
+// process: the machine is shared, so work per CPU second compares the two
+// servers independently of how much CPU each got.
+func cpuSeconds(t target) float64 {
+	if t.pid == 0 {
+		var ru syscall.Rusage
+		if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+			return 0
+		}
+		return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", t.pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which ends with ")"): utime and
+	// stime are the 12th and 13th, in clock ticks (100 per second).
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (u + st) / 100
+}
+
+func median(x []float64) float64 {
+	s := append([]float64{}, x...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func joinF(x []float64) string {
+	parts := make([]string, len(x))
+	for i, v := range x {
+		parts[i] = strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// loadAvg is the 1, 5 and 15 minute load averages (other processes share
+// the CPUs).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func mariaVersion() string {
@@ -141,7 +252,7 @@ func startMariaDB(dir string) (target, func(), error) {
 			_ = cmd.Process.Kill()
 		}
 	}
-	t := target{"mariadb", "127.0.0.1", port, "root", ""}
+	t := target{"mariadb", "127.0.0.1", port, "root", "", cmd.Process.Pid}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		db, err := open(t, "")
@@ -172,6 +283,7 @@ func open(t target, db string) (*sql.DB, error) {
 }
 
 var (
+	reTxns    = regexp.MustCompile(`transactions:\s+(\d+)`)
 	reTPS     = regexp.MustCompile(`transactions:\s+\d+\s+\(([\d.]+) per sec`)
 	reQPS     = regexp.MustCompile(`queries:\s+\d+\s+\(([\d.]+) per sec`)
 	reIgnored = regexp.MustCompile(`ignored errors:\s+(\d+)`)
@@ -191,8 +303,14 @@ func runSysbench(t target, test string, threads, size, dur int) result {
 	if out, err := sysbench(append(args, "prepare"), 0); err != nil {
 		return result{errs: fmt.Sprintf("%s prepare failed: %v %s", t.name, err, lastLine(out))}
 	}
+	cpu0 := cpuSeconds(t)
 	out, err := sysbench(append(args, fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--time=%d", dur), "run"), dur)
+	cpu := cpuSeconds(t) - cpu0
 	var r result
+	if m := reTxns.FindSubmatch(out); m != nil && cpu > 0 {
+		n, _ := strconv.ParseFloat(string(m[1]), 64)
+		r.perCPU = n / cpu
+	}
 	if m := reTPS.FindSubmatch(out); m != nil {
 		r.tps, _ = strconv.ParseFloat(string(m[1]), 64)
 	}

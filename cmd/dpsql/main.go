@@ -52,6 +52,7 @@ func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   dpsql serve  [--data-dir DIR] [--listen HOST:PORT] [--demo] [--demo-data DIR] [--log-format text|json] [--log-level LEVEL]
                [--max-release-memory SIZE] [--answer-cache-entries N] [--tls-cert FILE --tls-key FILE [--require-secure-transport]]
+               [--backend embedded|mysql --backend-dsn 'USER:PW@tcp(HOST:PORT)/']   (or DPSQL_BACKEND_DSN)
   dpsql import --data-dir DIR --table DB.TABLE --csv FILE
 `)
 }
@@ -90,8 +91,27 @@ func serve(args []string) error {
 	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
 	cacheEntries := fs.Int("answer-cache-entries", catalog.DefaultAnswerCacheEntries, "DP aggregate answers kept in the answer cache (oldest evicted first; an evicted answer makes the next identical query a new, charged release)")
 	requireTLS := fs.Bool("require-secure-transport", false, "refuse logins over connections without TLS (needs --tls-cert and --tls-key)")
+	backend := fs.String("backend", "embedded", "where tables attached with dp_attach live: embedded (none) or mysql (a MariaDB/MySQL server or Spider head, docs/scale-out.md)")
+	backendDSN := fs.String("backend-dsn", "", "go-sql-driver/mysql DSN of the mysql backend, e.g. 'dpsql:pw@tcp(127.0.0.1:3307)/' (default $DPSQL_BACKEND_DSN, which keeps the password out of ps)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	dsn := *backendDSN
+	if dsn == "" {
+		dsn = os.Getenv("DPSQL_BACKEND_DSN")
+	}
+	switch *backend {
+	case "embedded":
+		if dsn != "" && *backendDSN != "" {
+			return errors.New("--backend-dsn needs --backend mysql")
+		}
+		dsn = ""
+	case "mysql":
+		if dsn == "" {
+			return errors.New("--backend mysql needs --backend-dsn or DPSQL_BACKEND_DSN")
+		}
+	default:
+		return fmt.Errorf("--backend must be embedded or mysql, got %q", *backend)
 	}
 	log, err := logger(*logFormat, *logLevel)
 	if err != nil {
@@ -119,7 +139,7 @@ func serve(args []string) error {
 	if sopt.RequireSecureTransport && sopt.TLS == nil {
 		return errors.New("--require-secure-transport needs --tls-cert and --tls-key")
 	}
-	e, err := engine.Open(engine.Options{DataDir: *dataDir, RootPassword: os.Getenv("DPSQL_ROOT_PASSWORD"), Log: log, MaxReleaseMemory: mem, AnswerCacheEntries: *cacheEntries})
+	e, err := engine.Open(engine.Options{DataDir: *dataDir, RootPassword: os.Getenv("DPSQL_ROOT_PASSWORD"), Log: log, MaxReleaseMemory: mem, AnswerCacheEntries: *cacheEntries, BackendDSN: dsn})
 	if err != nil {
 		return err
 	}

@@ -540,7 +540,7 @@ func (d *Database) CreateView(ctx *sql.Context, name string, selectStatement, cr
 	if err != nil {
 		return err
 	}
-	return d.s.db.Update(func(tx *bolt.Tx) error {
+	err = d.s.db.Update(func(tx *bolt.Tx) error {
 		vb, err := d.views(tx)
 		if err != nil {
 			return err
@@ -551,9 +551,12 @@ func (d *Database) CreateView(ctx *sql.Context, name string, selectStatement, cr
 		}
 		return vb.Put(k, v)
 	})
+	d.ds.viewGen.Add(1)
+	return err
 }
 
 func (d *Database) DropView(_ *sql.Context, name string) error {
+	defer d.ds.viewGen.Add(1)
 	return d.s.db.Update(func(tx *bolt.Tx) error {
 		vb, err := d.views(tx)
 		if err != nil {
@@ -576,22 +579,30 @@ func toViewDefinition(b []byte) (sql.ViewDefinition, error) {
 }
 
 func (d *Database) GetViewDefinition(_ *sql.Context, name string) (sql.ViewDefinition, bool, error) {
-	var def sql.ViewDefinition
-	var found bool
-	err := d.s.db.View(func(tx *bolt.Tx) error {
-		vb, err := d.views(tx)
+	// A cache read at generation g stays valid until a change moves the
+	// generation (CreateView/DropView move it after their commit).
+	c := d.ds.viewCache.Load()
+	if g := d.ds.viewGen.Load(); c == nil || c.gen != g {
+		nc := &viewCache{gen: g, defs: map[string]sql.ViewDefinition{}}
+		err := d.s.db.View(func(tx *bolt.Tx) error {
+			vb, err := d.views(tx)
+			if err != nil {
+				return err
+			}
+			return vb.ForEach(func(k, b []byte) error {
+				def, err := toViewDefinition(b)
+				nc.defs[string(k)] = def
+				return err
+			})
+		})
 		if err != nil {
-			return err
+			return sql.ViewDefinition{}, false, err
 		}
-		b := vb.Get([]byte(strings.ToLower(name)))
-		if b == nil {
-			return nil
-		}
-		found = true
-		def, err = toViewDefinition(b)
-		return err
-	})
-	return def, found, err
+		d.ds.viewCache.Store(nc)
+		c = nc
+	}
+	def, ok := c.defs[strings.ToLower(name)]
+	return def, ok, nil
 }
 
 func (d *Database) AllViews(*sql.Context) ([]sql.ViewDefinition, error) {

@@ -121,6 +121,15 @@ type dbState struct {
 	name      string // as created
 	collation atomic.Uint32
 	tables    map[string]*tableState
+	// The view definitions, cached: the engine asks for a view of every
+	// table name a statement mentions. viewGen moves after every change.
+	viewGen   atomic.Uint64
+	viewCache atomic.Pointer[viewCache]
+}
+
+type viewCache struct {
+	gen  uint64
+	defs map[string]sql.ViewDefinition
 }
 
 // dbMeta is the persisted form of a database's definition.
@@ -148,7 +157,10 @@ type tableState struct {
 	// createdBy is the context of the CREATE TABLE statement that made the
 	// table, to undo it if that statement fails after CreateTable.
 	createdBy atomic.Pointer[sql.Context]
-	ddlMu     sync.Mutex // serialises ALTER / TRUNCATE / import swaps of this table
+	// cnt caches the committed row count the planner asks for on every
+	// statement (see tview.rowCount).
+	cnt   atomic.Pointer[countCache]
+	ddlMu sync.Mutex // serialises ALTER / TRUNCATE / import swaps of this table
 
 	autoMu   sync.Mutex
 	autoNext uint64     // next AUTO_INCREMENT value

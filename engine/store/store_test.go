@@ -546,3 +546,61 @@ func TestDirectAccess(t *testing.T) {
 		t.Errorf("callback error not returned: %v", err)
 	}
 }
+
+// The cached row count (tview.rowCount) and view definitions follow every
+// change: commits, snapshots, TRUNCATE, a failed ALTER, CREATE/DROP VIEW.
+func TestCachedCountsAndViews(t *testing.T) {
+	h := newHarness(t)
+	h.setupDB()
+	h.mustQuery("CREATE TABLE t (id INT PRIMARY KEY, a INT)")
+	h.mustQuery("INSERT INTO t VALUES (1, 1), (2, 2)")
+	count := func(ctx *sql.Context) string {
+		rows, err := h.queryCtx(ctx, "SELECT COUNT(*) FROM t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rowsString(rows)
+	}
+	if got := count(h.ctx); got != "2" {
+		t.Fatalf("count %s", got)
+	}
+	other := h.newCtx()
+	h.queryCtx(other, "BEGIN")
+	if got := count(other); got != "2" {
+		t.Fatalf("snapshot count %s", got)
+	}
+	h.mustQuery("INSERT INTO t VALUES (3, 3)")
+	if got := count(h.ctx); got != "3" {
+		t.Fatalf("count after insert %s", got)
+	}
+	if got := count(other); got != "2" {
+		t.Fatalf("snapshot count after a later commit %s", got)
+	}
+	h.queryCtx(other, "INSERT INTO t VALUES (10, 10)")
+	if got := count(other); got != "3" {
+		t.Fatalf("count with own insert %s", got)
+	}
+	h.queryCtx(other, "COMMIT")
+	if got := count(h.ctx); got != "4" {
+		t.Fatalf("count after the other commit %s", got)
+	}
+	if _, err := h.query("ALTER TABLE t ADD COLUMN b INT, ADD UNIQUE INDEX u (a), MODIFY COLUMN a TINYINT"); err != nil {
+		t.Logf("(ALTER failed as it may: %v)", err)
+	}
+	if got := count(h.ctx); got != "4" {
+		t.Fatalf("count after ALTER %s", got)
+	}
+	h.mustQuery("TRUNCATE TABLE t")
+	if got := count(h.ctx); got != "0" {
+		t.Fatalf("count after TRUNCATE %s", got)
+	}
+	h.mustQuery("INSERT INTO t (id, a) VALUES (1, 5)")
+	h.mustQuery("CREATE VIEW v AS SELECT a FROM t")
+	expectRows(t, h, "SELECT * FROM v", "5")
+	h.mustQuery("DROP VIEW v")
+	if _, err := h.query("SELECT * FROM v"); err == nil {
+		t.Fatal("dropped view still answers")
+	}
+	h.mustQuery("CREATE VIEW v AS SELECT id FROM t")
+	expectRows(t, h, "SELECT * FROM v", "1")
+}

@@ -331,9 +331,27 @@ func reverseKV(s []kv) {
 	}
 }
 
+// countCache is a table's committed row count n as of commit timestamp
+// fts, read in one bbolt transaction. It stays exact while no commit
+// timestamp was handed out since (every change of a row count commits with
+// one, except the undo of a failed ALTER, which restores another meta) and
+// the table's definition and ddlTS are the same.
+type countCache struct {
+	n, fts, ddl uint64
+	meta        *tableMeta
+}
+
 // rowCount is the table's row count as of the view.
 func (v *tview) rowCount() (uint64, error) {
+	if c := v.ts.cnt.Load(); c != nil && c.meta == v.ts.meta.Load() && c.ddl == v.ts.ddlTS.Load() && c.fts == v.s.mv.nextTS.Load()-1 {
+		if c.ddl > v.snap {
+			return 0, errDefChanged(v.meta.name)
+		}
+		d := int64(c.n) - v.s.mv.countDelta(v.ts.id, v.snap, c.fts) + v.count
+		return uint64(max(d, 0)), nil
+	}
 	var n, fts uint64
+	meta, ddl := v.ts.meta.Load(), v.ts.ddlTS.Load()
 	err := v.s.db.View(func(btx *bolt.Tx) error {
 		tb := tableBucket(btx, v.ts.db.key, v.ts.id)
 		if tb == nil {
@@ -352,6 +370,7 @@ func (v *tview) rowCount() (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
+	v.ts.cnt.Store(&countCache{n: n, fts: fts, ddl: ddl, meta: meta})
 	c := int64(n) - v.s.mv.countDelta(v.ts.id, v.snap, fts) + v.count
 	return uint64(max(c, 0)), nil
 }

@@ -81,14 +81,25 @@ func LDANoiseEdge(in Inputs) (e float64, ok bool) {
 // Classification with δ > 0: logreg (noisy gradient descent, one Gaussian
 // release), ahead of lda on every synthetic and shared/ cell measured
 // except where lda's covariance noise is negligible, E ≤ LDAEdge — then
-// lda. Pure ε (δ = 0): lda; logreg's pure-ε variant (one Laplace step) is
-// weaker on every set measured (docs/mechanisms/auto.md).
+// lda. Pure ε (δ = 0): logreg with method=objective (objective
+// perturbation, docs/mechanisms/logreg.md §12) for K ≤ PureMaxClasses
+// while the solver's work cap raises its ridge at most PureMaxCapRatio×
+// (ahead of lda or tied on those synthetic cells, docs/mechanisms/auto.md
+// Table 3b); lda otherwise. The caller passes method=objective
+// (PureMethod) to logreg when δ = 0.
 func Choose(in Inputs) (kind, why string) {
 	if !in.Classification {
 		return "linreg", fmt.Sprintf("regression (n=%d, d=%d): AdaSSP sufficient statistics", in.N, in.D)
 	}
 	if in.Delta == 0 {
-		return "lda", fmt.Sprintf("classification, pure ε (n=%d, d=%d, K=%d): noisy sufficient statistics, shared covariance", in.N, in.D, in.K)
+		if in.K > PureMaxClasses {
+			return "lda", fmt.Sprintf("classification, pure ε (n=%d, d=%d, K=%d > %d): noisy sufficient statistics, shared covariance", in.N, in.D, in.K, PureMaxClasses)
+		}
+		ratio, err := objectiveCap(in)
+		if err != nil || ratio > PureMaxCapRatio {
+			return "lda", fmt.Sprintf("classification, pure ε (n=%d, d=%d, K=%d): noisy sufficient statistics, shared covariance (logreg objective: cap ratio %.3g, %v)", in.N, in.D, in.K, ratio, err)
+		}
+		return "logreg", fmt.Sprintf("classification, pure ε (n=%d, d=%d, K=%d): logreg objective perturbation (method=%s, ridge cap ratio %.3g ≤ %g)", in.N, in.D, in.K, logreg.MethodObjective, ratio, PureMaxCapRatio)
 	}
 	e, ok := LDANoiseEdge(in)
 	if ok && e <= LDAEdge {
@@ -100,10 +111,34 @@ func Choose(in Inputs) (kind, why string) {
 	return "logreg", fmt.Sprintf("classification, δ>0 (n=%d, d=%d, K=%d): noisy gradient descent (lda covariance noise edge %.3g > %g)", in.N, in.D, in.K, e, LDAEdge)
 }
 
-// logregFits plans logreg's default release for the public inputs (size
-// limits, noise range), so that auto never picks a kind DP_TRAIN would
-// refuse where lda would run.
-func logregFits(in Inputs) error {
+// PureMethod is the logreg method auto uses when δ = 0.
+const PureMethod = logreg.MethodObjective
+
+// PureMaxClasses and PureMaxCapRatio delimit where auto uses the
+// objective method at δ = 0 (docs/mechanisms/auto.md, Table 3b): K ≤ 5
+// (K = 20 lost to lda at d = 10, n = 5000 and 10⁴) and a default ridge
+// raised by the solver's work cap at most 4× (n = 10⁵, d = 10: 35×, lost
+// to lda 0.823 vs 0.850).
+const (
+	PureMaxClasses  = 5
+	PureMaxCapRatio = 4.0
+)
+
+// objectiveCap plans logreg's pure-ε objective release for the public
+// inputs and returns how far the work cap raised its ridge.
+func objectiveCap(in Inputs) (float64, error) {
+	cfg := planConfig(in)
+	cfg.Method = logreg.MethodObjective
+	t, err := logreg.Plan(cfg)
+	if err != nil {
+		return 0, err
+	}
+	return t.Params()["work_cap_ratio"], nil
+}
+
+// planConfig is the logreg configuration of the public inputs (bounds
+// [−1, 1]: the plan does not depend on them).
+func planConfig(in Inputs) logreg.Config {
 	feats, lo, hi := make([]string, in.D), make([]float64, in.D), make([]float64, in.D)
 	for j := range feats {
 		feats[j], lo[j], hi[j] = "x"+strconv.Itoa(j), -1, 1
@@ -112,7 +147,13 @@ func logregFits(in Inputs) error {
 	for c := range classes {
 		classes[c] = "c" + strconv.Itoa(c)
 	}
-	_, err := logreg.Plan(logreg.Config{Epsilon: in.Epsilon, Delta: in.Delta, N: in.N, Features: feats, Lo: lo, Hi: hi,
-		Label: "y", Classes: classes})
+	return logreg.Config{Epsilon: in.Epsilon, Delta: in.Delta, N: in.N, Features: feats, Lo: lo, Hi: hi, Label: "y", Classes: classes}
+}
+
+// logregFits plans logreg's default release for the public inputs (size
+// limits, noise range), so that auto never picks a kind DP_TRAIN would
+// refuse where lda would run.
+func logregFits(in Inputs) error {
+	_, err := logreg.Plan(planConfig(in))
 	return err
 }

@@ -24,8 +24,17 @@ func TestChooseKinds(t *testing.T) {
 				if (kind != "lda" && kind != "logreg") || why == "" {
 					t.Fatalf("classification K=%d n=%d δ=%v chose %q (%q)", k, n, delta, kind, why)
 				}
-				if delta == 0 && kind != "lda" {
-					t.Fatalf("pure ε chose %q, want lda", kind)
+				// Pure ε: logreg's objective method for K ≤ 5 at n = 10⁴
+				// (d = 10, uncapped), lda for K = 20 and at n = 10⁶.
+				want := ""
+				switch {
+				case delta == 0 && k <= PureMaxClasses && n == 10000:
+					want = "logreg"
+				case delta == 0 && (k > PureMaxClasses || n == 1000000):
+					want = "lda"
+				}
+				if want != "" && kind != want {
+					t.Fatalf("pure ε K=%d n=%d chose %q (%q), want %s", k, n, kind, why, want)
 				}
 			}
 		}

@@ -92,6 +92,14 @@ func (c candidate) train(tr *dataset, eps, delta float64) (*mechanism.Model, err
 	case "logreg":
 		cfg := logreg.Config{Epsilon: eps, Delta: delta, N: len(tr.x), Features: tr.features, Lo: tr.lo, Hi: tr.hi,
 			Label: "label", Classes: tr.classes, Steps: int(c.opt["T"])}
+		if c.opt["obj"] == 1 { // pure-ε objective perturbation; lam = λ override, rs = ridge scale multiplier
+			cfg.Method, cfg.Lambda = logreg.MethodObjective, c.opt["lam"]
+			t, err := logreg.Plan(cfg)
+			if err != nil {
+				return nil, err
+			}
+			return t.Train(tr.x, tr.y)
+		}
 		kp := len(tr.classes)
 		lip := math.Sqrt2
 		if kp == 2 {

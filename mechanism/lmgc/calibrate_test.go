@@ -40,24 +40,26 @@ func TestCalibrationExact(t *testing.T) {
 		delta, beta, betaZ, radius, smooth float64
 	}{
 		{
-			// C = 2, a = 1: ε_out = 0.05, ε_obj = 0.95, 𝒥 = 0.05·0.95 = 0.0475,
-			// t = nΔ = 2a/(e^0.0475 − 1), ε_b = 0.9025, S = 2√2, β = S/ε_b,
-			// β_Z = 0.01·β/t, r = ε_out·β_Z/2, m = 2·(3·4/2) = 12.
+			// C = 2, a = 1, D = 3, m = 12, S = 2√2: ε_out = 0.05, ε_obj = 0.95;
+			// t_J(ρ_max·ε_obj) = 2a/(e^0.475 − 1) = 3.2894 is below the noise
+			// rule, so t solves t·(ε_obj − 𝒥(t)) = m·S/(c_ν·D·√C) = 8/3 with
+			// 𝒥(t) = log(1 + 2a/t): t = 4.5521; ε_b = ε_obj − 𝒥, β = S/ε_b,
+			// β_Z = 0.1·β/t, r = ε_out·β_Z/2 (scipy brentq, 1e-15).
 			name: "C=2", eps: 1, n: 100, d: 2, classes: 2, h: 0.5, dim: 12,
-			sens: 2 * math.Sqrt2, epsB: 0.9025, epsJ: 0.0475, epsOut: 0.05,
-			delta: 0.4111317952687779, beta: 3.1339912739569975,
-			betaZ: 0.0007622838491263237, radius: 1.9057096228158096e-05,
-			smooth: 2*1 + 0.4111317952687779,
+			sens: 2 * math.Sqrt2, epsB: 0.5858055074518477, epsJ: 0.3641944925481523, epsOut: 0.05,
+			delta: 0.04552136558541767, beta: 4.828269944148114,
+			betaZ: 0.10606601717798211, radius: 0.002651650429449553,
+			smooth: 2*1 + 0.04552136558541767,
 		},
 		{
-			// C = 3, a = 2: ε_out = 0.1, ε_obj = 1.9, 𝒥 = 0.095,
-			// a/t = (−2 + √(1 + 3e^0.095))/3, ε_b = 1.805, S = 3√2,
-			// m = 3·(5·6/2) = 45.
+			// C = 3, a = 2, D = 5, m = 45, S = 3√2: ε_out = 0.1, ε_obj = 1.9;
+			// t_J(0.95) = 6.2549 (a/t = (−2 + √(1 + 3e^0.95))/3), noise rule
+			// t·(1.9 − 𝒥(t)) = 45·3√2/(3·5·√3) = 7.3485 gives t = 7.0822.
 			name: "C=3", eps: 2, n: 150, d: 4, classes: 3, h: 0.25, dim: 45,
-			sens: 3 * math.Sqrt2, epsB: 1.805, epsJ: 0.095, epsOut: 0.1,
-			delta: 0.5449788137733415, beta: 2.3504934554677486,
-			betaZ: 0.0002875333127408909, radius: 1.4376665637044545e-05,
-			smooth: 3*2 + 0.5449788137733415,
+			sens: 3 * math.Sqrt2, epsB: 1.037598924462971, epsJ: 0.8624010755370288, epsOut: 0.1,
+			delta: 0.04721457752186778, beta: 4.088902356288721,
+			betaZ: 0.05773502691896257, radius: 0.0028867513459481286,
+			smooth: 3*2 + 0.04721457752186778,
 		},
 	}
 	for _, tc := range cases {
@@ -95,8 +97,8 @@ func TestCalibrationExact(t *testing.T) {
 				t.Errorf("m = %d, want %d", c.Dim, tc.dim)
 			}
 			// The Jacobian budget is never exceeded (bisection keeps the safe end).
-			if c.JacobianEpsilon > JacobianShare*(tc.eps-tc.epsOut) {
-				t.Errorf("𝒥 = %.17g exceeds its share %.17g", c.JacobianEpsilon, JacobianShare*(tc.eps-tc.epsOut))
+			if c.JacobianEpsilon > MaxJacobianShare*(tc.eps-tc.epsOut) {
+				t.Errorf("𝒥 = %.17g exceeds its share %.17g", c.JacobianEpsilon, MaxJacobianShare*(tc.eps-tc.epsOut))
 			}
 			ev := p.Events()
 			if len(ev) != 2 || ev[0].Kind != budget.Generic || ev[0].Delta != 0 || ev[1].Kind != budget.Laplace {
@@ -121,8 +123,21 @@ func TestCalibrationExact(t *testing.T) {
 			if !(c.SamplingRadius > 0 && c.SamplingRadius < 1e-6*c.Radius) || !(c.CouplingSlack < 1e-15) {
 				t.Errorf("r_b = %v (r_s = %v), η = %v", c.SamplingRadius, c.Radius, c.CouplingSlack)
 			}
-			if want := aprioriIterations(c.GradientBound, c.StrongConvexity, c.Smoothness, c.Radius/2); c.Iterations != want || want < 1 {
+			// T from the tighter of the two start bounds (G²/Δ and 2·g(Φ⁰)
+			// with ‖Φ⁰‖ ≤ R₀ = ‖b‖-bound/(nΔ)), never more than the G-bound.
+			r0 := perturbationNormBound(tc.dim, tc.beta, tc.eps) / (tc.delta * float64(tc.n))
+			gb := float64(tc.classes-1)*(1+tc.h+r0) + DefaultLambda*math.Sqrt(float64(tc.classes*tc.d))*r0
+			if !near(c.StartRadius, r0, 1e-12) || !near(c.StartGap, math.Min(c.GradientBound*c.GradientBound/tc.delta, 2*gb), 1e-12) {
+				t.Errorf("R₀ = %v, gap = %v; want %v, %v", c.StartRadius, c.StartGap, r0, 2*gb)
+			}
+			if want := iterationsForGap(c.StartGap, c.StrongConvexity, c.Smoothness, c.Radius/2); c.Iterations != want || want < 1 ||
+				want > aprioriIterations(c.GradientBound, c.StrongConvexity, c.Smoothness, c.Radius/2) {
 				t.Errorf("T = %d, want %d", c.Iterations, want)
+			}
+			// The noise rule holds at the t used: m·β/(nΔ) ≤ c_ν·D·√C, and
+			// the Jacobian term stays within its cap.
+			if disp := float64(tc.dim) * tc.beta / (tc.delta * float64(tc.n)); disp > NoiseMargin*float64(tc.d+1)*math.Sqrt(float64(tc.classes))*(1+1e-12) {
+				t.Errorf("expected displacement %v above c_ν·D·√C", disp)
 			}
 		})
 	}
@@ -159,11 +174,36 @@ func TestStrongConvexityFloor(t *testing.T) {
 	if c.StrongConvexity != MinStrongConvexity {
 		t.Errorf("Δ = %v, want the floor %v", c.StrongConvexity, MinStrongConvexity)
 	}
-	if want := jacobianTerm(3, 1/(2*DefaultH), 10*MinStrongConvexity); c.JacobianEpsilon != want {
+	if want := jacobianTerm(3, 1/(2.0*DefaultH), 10*MinStrongConvexity); c.JacobianEpsilon != want {
 		t.Errorf("𝒥 = %v, want %v", c.JacobianEpsilon, want)
 	}
 	if !near(p.ChargedEpsilon(), 1e6, 1e-12) {
 		t.Errorf("charged %v, want 1e6", p.ChargedEpsilon())
+	}
+}
+
+// TestConditionNumberCap: a tiny Huber width (huge curvature a) at a
+// large ε would make κ = (C·a + Δ)/Δ unbounded; the floor C·a/κ_max keeps
+// κ ≤ κ_max + 1, and a count above MaxIterations is refused by Plan.
+func TestConditionNumberCap(t *testing.T) {
+	cfg := testConfig(100, 50, 2, 3)
+	cfg.H = 1e-4
+	p, err := Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Calibration()
+	if kappa := c.Smoothness / c.StrongConvexity; kappa > MaxConditionNumber+1+1e-9 {
+		t.Errorf("κ = %v above κ_max + 1", kappa)
+	}
+	if want := 3 * c.Curvature / MaxConditionNumber; !near(c.StrongConvexity, want, 1e-12) {
+		t.Errorf("Δ = %v, want the cap C·a/κ_max = %v", c.StrongConvexity, want)
+	}
+	cfg.H, cfg.Lambda, cfg.Epsilon = 1e-6, 1e6, 100
+	cfg.Features, cfg.Lo, cfg.Hi = append(cfg.Features, "f2", "f3"), append(cfg.Lo, -1, -1), append(cfg.Hi, 1, 1)
+	cfg.Classes = append(cfg.Classes, "c3", "c4")
+	if _, err := Plan(cfg); err == nil || !strings.Contains(err.Error(), "solver iterations") {
+		t.Errorf("Plan accepted T > MaxIterations (err %v)", err)
 	}
 }
 

@@ -17,7 +17,11 @@
 // strong convexity Δ is added; β is calibrated to the sensitivity √2·C of the
 // gradient of all classes together (not the paper's per-class 2); the
 // Jacobian term reflects rank C−1 row Hessians; the PSD-constrained domain
-// follows Kifer, Smith & Thakurta (2012). The perturbation is drawn as
+// follows Kifer, Smith & Thakurta (2012); Δ is the smallest value at which
+// the perturbation's expected displacement of the minimiser is at most
+// c_ν·D·√C (and 𝒥 ≤ ε_obj/2), so the noise's effect falls as ε grows
+// (issue 11; the previous fixed Jacobian share made it independent of ε).
+// The perturbation is drawn as
 // β‖h‖g from coupled normals (exactly the density ∝ exp(−‖b‖/β), within
 // e^(±η) on matching grid cells); the solver (V-FISTA with an
 // eigendecomposition projection) runs a number of iterations fixed a priori

@@ -102,7 +102,7 @@ func Plan(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("lmgc: %d classes × %d features give %d parameters, more than the limit %d; use fewer features or classes",
 			classes, len(cfg.Features), m, MaxParams)
 	}
-	cal := calibrate(cfg.Epsilon, cfg.N, classes, dim, cfg.H, cfg.Lambda, JacobianShare)
+	cal := calibrate(cfg.Epsilon, cfg.N, classes, dim, cfg.H, cfg.Lambda, MaxJacobianShare, NoiseMargin)
 	for _, v := range []float64{cal.StrongConvexity, cal.PerturbationScale, cal.OutputScale, cal.Radius, cal.PerturbationEpsilon, cal.ReleaseRadius, cal.OutputLaplaceScale} {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 			return nil, fmt.Errorf("lmgc: epsilon %v with n = %d and %d classes gives a degenerate calibration (Δ = %v, β = %v); use a smaller epsilon",
@@ -171,6 +171,7 @@ type trainOptions struct {
 	noiseOff bool    // b = 0 and no output step
 	delta    float64 // overrides Δ when > 0 (noise-off experiments)
 	target   float64 // overrides the solver's distance target when > 0
+	iters    int     // overrides the iteration count when > 0
 }
 
 func (p *Trainer) train(X [][]float64, y []int, opt trainOptions) (*mechanism.Model, solution, error) {
@@ -204,6 +205,9 @@ func (p *Trainer) train(X [][]float64, y []int, opt trainOptions) (*mechanism.Mo
 			target = opt.target
 		}
 		iters = aprioriIterations(cal.GradientBound, delta, float64(C)*cal.Curvature+delta, target)
+	}
+	if opt.iters > 0 {
+		iters = opt.iters
 	}
 	var b []float64
 	if !opt.noiseOff {

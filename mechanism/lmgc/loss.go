@@ -2,6 +2,9 @@ package lmgc
 
 import (
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -149,15 +152,7 @@ func (p *problem) eval(phi, grad []float64) float64 {
 		if grad == nil {
 			continue
 		}
-		for k, a := range p.na {
-			if a == 0 {
-				continue
-			}
-			xa := blas64.General{Rows: a, Cols: D, Stride: D, Data: p.xa[k][:a*D]}
-			wa := blas64.General{Rows: a, Cols: D, Stride: D, Data: p.wa[k][:a*D]}
-			gk := blas64.General{Rows: D, Cols: D, Stride: D, Data: grad[k*dd : (k+1)*dd]}
-			blas64.Gemm(blas.Trans, blas.NoTrans, inv, xa, wa, 1, gk)
-		}
+		p.gradBlocks(grad, inv)
 	}
 	value := loss * inv
 	// Data-independent terms: λ I_Φ, ΔΦ and b/n.
@@ -187,6 +182,48 @@ func (p *problem) eval(phi, grad []float64) float64 {
 		lin *= inv
 	}
 	return value + p.lambda*tr + p.delta/2*sq + lin
+}
+
+// gradBlocks adds inv·Σ_rows w_k·x̃x̃ᵀ of the current chunk to every
+// class block k of grad. The blocks are independent, so for D ≥
+// minParallelDim they are computed on up to GOMAXPROCS goroutines (each
+// block by one goroutine, the same arithmetic as serially).
+func (p *problem) gradBlocks(grad []float64, inv float64) {
+	D := p.dim
+	dd := D * D
+	one := func(k int) {
+		a := p.na[k]
+		if a == 0 {
+			return
+		}
+		xa := blas64.General{Rows: a, Cols: D, Stride: D, Data: p.xa[k][:a*D]}
+		wa := blas64.General{Rows: a, Cols: D, Stride: D, Data: p.wa[k][:a*D]}
+		gk := blas64.General{Rows: D, Cols: D, Stride: D, Data: grad[k*dd : (k+1)*dd]}
+		blas64.Gemm(blas.Trans, blas.NoTrans, inv, xa, wa, 1, gk)
+	}
+	workers := min(p.classes, runtime.GOMAXPROCS(0))
+	if workers <= 1 || D < minParallelDim {
+		for k := range p.na {
+			one(k)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= p.classes {
+					return
+				}
+				one(k)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // norm2 returns the Euclidean (Frobenius) norm of v.

@@ -2,6 +2,9 @@ package lmgc
 
 import (
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/sirupsen/logrus"
 	"gonum.org/v1/gonum/blas"
@@ -24,54 +27,96 @@ const jacobiSweeps = 100
 // (not known to happen on finite input), the block is decomposed by cyclic
 // Jacobi instead and the event is logged for the owner.
 func projectPSD(phi []float64, classes, dim int) {
-	D := dim
-	dd := D * D
-	sym := mat.NewSymDense(D, nil)
-	var es mat.EigenSym
-	var vecs mat.Dense
-	bm := make([]float64, dd)
-	vals := make([]float64, D)
-	for k := 0; k < classes; k++ {
-		blk := phi[k*dd : (k+1)*dd]
-		for i := 0; i < D; i++ {
-			for j := i; j < D; j++ {
-				sym.SetSym(i, j, blk[i*D+j])
-			}
+	// Blocks are independent: project them on up to GOMAXPROCS goroutines
+	// (the same arithmetic per block, so the result does not depend on the
+	// schedule; the work per block depends on D only).
+	workers := min(classes, runtime.GOMAXPROCS(0))
+	if workers <= 1 || dim < minParallelDim {
+		ps := newPSDScratch(dim)
+		for k := 0; k < classes; k++ {
+			ps.project(phi[k*dim*dim:(k+1)*dim*dim], k)
 		}
-		var vec func(i, j int) float64
-		if es.Factorize(sym, true) {
-			es.Values(vals)
-			es.VectorsTo(&vecs)
-			vec = vecs.At
-		} else {
-			logrus.WithField("class", k).Error("lmgc: symmetric eigensolver did not converge; using Jacobi (please report)")
-			jv, jvec := jacobiEigen(blk, D)
-			copy(vals, jv)
-			vec = func(i, j int) float64 { return jvec[i*D+j] }
-		}
-		nonneg := true
-		for _, v := range vals {
-			if v < 0 {
-				nonneg = false
-				break
-			}
-		}
-		if !nonneg {
-			for i := 0; i < D; i++ {
-				for j := 0; j < D; j++ {
-					bm[i*D+j] = vec(i, j) * math.Sqrt(math.Max(vals[j], 0))
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ps := newPSDScratch(dim)
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= classes {
+					return
 				}
+				ps.project(phi[k*dim*dim:(k+1)*dim*dim], k)
 			}
-			b := blas64.General{Rows: D, Cols: D, Stride: D, Data: bm}
-			out := blas64.Symmetric{Uplo: blas.Upper, N: D, Stride: D, Data: blk}
-			blas64.Syrk(blas.NoTrans, 1, b, 0, out)
+		}()
+	}
+	wg.Wait()
+}
+
+// minParallelDim is the block size from which projectPSD uses goroutines
+// (below it an eigendecomposition is cheaper than the scheduling).
+const minParallelDim = 16
+
+// psdScratch is the per-goroutine workspace of projectPSD.
+type psdScratch struct {
+	D    int
+	sym  *mat.SymDense
+	es   mat.EigenSym
+	vecs mat.Dense
+	bm   []float64
+	vals []float64
+}
+
+func newPSDScratch(D int) *psdScratch {
+	return &psdScratch{D: D, sym: mat.NewSymDense(D, nil), bm: make([]float64, D*D), vals: make([]float64, D)}
+}
+
+// project replaces the D×D block blk (class k, for the log) by its
+// projection onto the PSD cone.
+func (ps *psdScratch) project(blk []float64, k int) {
+	D, sym, vals, bm := ps.D, ps.sym, ps.vals, ps.bm
+	for i := 0; i < D; i++ {
+		for j := i; j < D; j++ {
+			sym.SetSym(i, j, blk[i*D+j])
 		}
-		// Mirror the upper triangle: blocks leave exactly symmetric (an
-		// already PSD block keeps its upper triangle).
+	}
+	var vec func(i, j int) float64
+	if ps.es.Factorize(sym, true) {
+		ps.es.Values(vals)
+		ps.es.VectorsTo(&ps.vecs)
+		vec = ps.vecs.At
+	} else {
+		logrus.WithField("class", k).Error("lmgc: symmetric eigensolver did not converge; using Jacobi (please report)")
+		jv, jvec := jacobiEigen(blk, D)
+		copy(vals, jv)
+		vec = func(i, j int) float64 { return jvec[i*D+j] }
+	}
+	nonneg := true
+	for _, v := range vals {
+		if v < 0 {
+			nonneg = false
+			break
+		}
+	}
+	if !nonneg {
 		for i := 0; i < D; i++ {
-			for j := 0; j < i; j++ {
-				blk[i*D+j] = blk[j*D+i]
+			for j := 0; j < D; j++ {
+				bm[i*D+j] = vec(i, j) * math.Sqrt(math.Max(vals[j], 0))
 			}
+		}
+		b := blas64.General{Rows: D, Cols: D, Stride: D, Data: bm}
+		out := blas64.Symmetric{Uplo: blas.Upper, N: D, Stride: D, Data: blk}
+		blas64.Syrk(blas.NoTrans, 1, b, 0, out)
+	}
+	// Mirror the upper triangle: blocks leave exactly symmetric (an
+	// already PSD block keeps its upper triangle).
+	for i := 0; i < D; i++ {
+		for j := 0; j < i; j++ {
+			blk[i*D+j] = blk[j*D+i]
 		}
 	}
 }
@@ -144,12 +189,19 @@ func jacobiEigen(blk []float64, D int) (vals, vecs []float64) {
 // aprioriIterations returns T such that V-FISTA (Beck 2017, Thm 10.42),
 // started at the minimiser Φ⁰ of the data-independent part of the
 // objective, is within distance target of the minimiser after T
-// iterations: ‖Φᵀ − Φ*‖² ≤ 2(1 − 1/√κ)ᵀ·G²/Δ², κ = L/Δ, where G bounds the
-// gradient of the data-dependent part (docs/mechanisms/lmgc.md §6). Every
-// argument is public, so T is the same on every table.
+// iterations, from the unconditional start bound G²/Δ (G bounds the
+// gradient of the data-dependent part; docs/mechanisms/lmgc.md §6).
 func aprioriIterations(g, delta, smooth, target float64) int {
+	return iterationsForGap(g*g/delta, delta, smooth, target)
+}
+
+// iterationsForGap returns T with ‖Φᵀ − Φ*‖² ≤ (2/Δ)(1 − 1/√κ)ᵀ·gap ≤
+// target², κ = smooth/Δ, where gap bounds f(Φ⁰) − f* + (Δ/2)‖Φ⁰ − Φ*‖² (V-FISTA's
+// potential at the start; Beck 2017, Thm 10.42). Every argument is public,
+// so T is the same on every table.
+func iterationsForGap(gap, delta, smooth, target float64) int {
 	rate := -math.Log1p(-1 / math.Sqrt(smooth/delta))
-	num := math.Log(2 * g * g / (delta * delta * target * target))
+	num := math.Log(2 * gap / (delta * target * target))
 	if !(num > 0) {
 		return 1
 	}

@@ -3,6 +3,7 @@ package lmgc
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -171,6 +172,130 @@ func TestJacobiFallback(t *testing.T) {
 					t.Fatalf("dim %d: VᵀV(%d,%d) = %v", dim, i, j, orth)
 				}
 			}
+		}
+	}
+}
+
+// TestStartBound checks the two facts behind the tighter a-priori count
+// (lmgc.md §6) on adversarial tables: ‖Φ⁰‖ ≤ R₀ for the release's own
+// perturbation draws, and the data part g(Φ⁰) (average loss + λ-trace) is
+// at most startDataBound(R₀) for rows at the corners of their bounds (the
+// largest margins), with every label, and for Φ⁰ scaled up to R₀.
+func TestStartBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, tc := range []struct {
+		eps           float64
+		n, d, classes int
+	}{{0.1, 20, 2, 2}, {1, 30, 3, 3}, {100, 10, 2, 5}} {
+		p, err := Plan(testConfig(tc.eps, tc.n, tc.d, tc.classes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := p.cal
+		C, D := p.classes, p.dim
+		for trial := 0; trial < 20; trial++ {
+			xs := make([]float64, tc.n*D)
+			y := make([]int, tc.n)
+			lab := r.IntN(C)
+			for i := 0; i < tc.n; i++ {
+				row := make([]float64, tc.d)
+				for j := range row {
+					row[j] = float64(2*r.IntN(2) - 1) // a corner: ‖x̃‖ = 1
+				}
+				p.scaler.Transform(xs[i*D:(i+1)*D], row)
+				if trial%2 == 0 {
+					y[i] = lab // one class only
+				} else {
+					y[i] = r.IntN(C)
+				}
+			}
+			b := p.objectiveNoise()
+			prob := newProblem(C, D, xs, y, p.cfg.H, p.cfg.Lambda, c.StrongConvexity, b)
+			phi0 := prob.start()
+			if nrm := norm2(phi0); nrm > c.StartRadius {
+				t.Fatalf("ε=%v: ‖Φ⁰‖ = %v > R₀ = %v", tc.eps, nrm, c.StartRadius)
+			}
+			// Scale Φ⁰ to norm R₀ (still in K): the bound must hold there too.
+			scaled := append([]float64(nil), phi0...)
+			if nrm := norm2(phi0); nrm > 0 {
+				for i := range scaled {
+					scaled[i] *= c.StartRadius / nrm
+				}
+			}
+			bound := startDataBound(C, D, p.cfg.H, p.cfg.Lambda, c.StartRadius)
+			for _, phi := range [][]float64{phi0, scaled} {
+				data := newProblem(C, D, xs, y, p.cfg.H, p.cfg.Lambda, 0, nil)
+				if g := data.eval(phi, nil); g > bound {
+					t.Fatalf("ε=%v: g(Φ⁰) = %v > bound %v", tc.eps, g, bound)
+				}
+			}
+		}
+	}
+}
+
+// TestNoiseShrinksWithEpsilon: for a fixed table shape the perturbation's
+// expected displacement relative to 1/Δ (the scale of the minimiser in the
+// strongly convex regime), m·β, falls as ε grows, Δ never increases with
+// ε, and the displacement m·β/(nΔ) is at most c_ν·D·√C wherever the floor
+// does not bind — the issue-11 defect (a displacement independent of ε
+// while Δ ∝ 1/ε) is gone.
+func TestNoiseShrinksWithEpsilon(t *testing.T) {
+	prevDelta, prevMB := math.Inf(1), math.Inf(1)
+	for _, eps := range []float64{0.1, 1, 10, 100, 1e3, 1e4} {
+		p, err := Plan(testConfig(eps, 1000, 10, 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := p.cal
+		mb := float64(c.Dim) * c.PerturbationScale
+		if c.StrongConvexity > prevDelta || !(mb < prevMB) {
+			t.Errorf("ε=%v: Δ = %v (before %v), m·β = %v (before %v)", eps, c.StrongConvexity, prevDelta, mb, prevMB)
+		}
+		disp := mb / (1000 * c.StrongConvexity)
+		if c.StrongConvexity > MinStrongConvexity && disp > NoiseMargin*11*2*(1+1e-12) {
+			t.Errorf("ε=%v: displacement %v above c_ν·D·√C = %v", eps, disp, NoiseMargin*11*2)
+		}
+		prevDelta, prevMB = c.StrongConvexity, mb
+	}
+}
+
+// TestParallelBlocksMatchSerial: the class blocks of the projection and of
+// the gradient are computed on goroutines when D ≥ minParallelDim; the
+// result must equal the serial computation bit for bit (same arithmetic
+// per block), whatever GOMAXPROCS is. Also exercises the parallel paths
+// under -race.
+func TestParallelBlocksMatchSerial(t *testing.T) {
+	const C, D, n = 4, minParallelDim + 3, 60
+	r := rand.New(rand.NewPCG(31, 32))
+	src := randomPhi(r, C, D, 1, false)
+	xs := make([]float64, n*D)
+	y := make([]int, n)
+	for i := 0; i < n; i++ {
+		var sq float64
+		for j := 0; j < D; j++ {
+			xs[i*D+j] = 2*r.Float64() - 1
+			sq += xs[i*D+j] * xs[i*D+j]
+		}
+		for j := 0; j < D; j++ {
+			xs[i*D+j] /= math.Sqrt(sq)
+		}
+		y[i] = r.IntN(C)
+	}
+	run := func(procs int) (proj, grad []float64) {
+		old := runtime.GOMAXPROCS(procs)
+		defer runtime.GOMAXPROCS(old)
+		proj = append([]float64(nil), src...)
+		projectPSD(proj, C, D)
+		prob := newProblem(C, D, xs, y, 1, 1e-4, 1e-3, nil)
+		grad = make([]float64, prob.size())
+		prob.eval(src, grad)
+		return proj, grad
+	}
+	p1, g1 := run(1)
+	p4, g4 := run(4)
+	for i := range p1 {
+		if p1[i] != p4[i] || g1[i] != g4[i] {
+			t.Fatalf("entry %d: serial (%v, %v) vs parallel (%v, %v)", i, p1[i], g1[i], p4[i], g4[i])
 		}
 	}
 }

@@ -46,6 +46,11 @@ type Config struct {
 	// weight vector); K ≥ 3 give the multinomial (softmax) model with one
 	// weight vector per class, released jointly.
 	Classes []string
+	// Method is MethodGD ("" selects it: noisy gradient descent) or
+	// MethodObjective (pure-ε objective perturbation, objective.go).
+	Method string
+	// Lambda is the ridge λ = Λ/n of MethodObjective (0: the default rule).
+	Lambda float64
 }
 
 // Trainer is a validated plan: noise scale, step size and privacy cost,
@@ -59,6 +64,7 @@ type Trainer struct {
 	binary  bool // K = 2
 	workers int
 	p       plan
+	obj     *objPlan                     // MethodObjective only
 	trace   func(theta, noisy []float64) // tests only: see problem.trace
 }
 
@@ -109,6 +115,25 @@ func Plan(cfg Config) (*Trainer, error) {
 	if float64(cfg.N)*float64(t.f) > MaxEntries {
 		return nil, fmt.Errorf("logreg: n·F = %d·%d exceeds the training limit of %d feature values", cfg.N, t.f, MaxEntries)
 	}
+	switch cfg.Method {
+	case MethodObjective:
+		if t.obj, err = planObjective(cfg, t.f, t.kp, t.binary); err != nil {
+			return nil, fmt.Errorf("logreg: %w", err)
+		}
+		if cfg.Lambda == 0 {
+			cfg.Lambda = t.obj.lambda / float64(cfg.N)
+		}
+		cfg.Method = MethodObjective
+		t.cfg = cloneConfig(cfg)
+		return t, nil
+	case "", MethodGD:
+		cfg.Method = MethodGD
+	default:
+		return nil, fmt.Errorf("logreg: unknown method %q (want %q or %q)", cfg.Method, MethodGD, MethodObjective)
+	}
+	if cfg.Lambda != 0 {
+		return nil, fmt.Errorf("logreg: lambda applies to method %q only", MethodObjective)
+	}
 	if t.p, err = calibrate(cfg, t.f, t.kp, t.binary); err != nil {
 		return nil, fmt.Errorf("logreg: %w", err)
 	}
@@ -116,12 +141,17 @@ func Plan(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("logreg: steps·n·K·F = %.3g exceeds the training limit %.3g; lower steps", work, float64(MaxWork))
 	}
 	cfg.Steps, cfg.Horizon, cfg.Clip = t.p.steps, t.p.horizon, t.p.clip
+	t.cfg = cloneConfig(cfg)
+	return t, nil
+}
+
+// cloneConfig copies cfg's slices.
+func cloneConfig(cfg Config) Config {
 	cfg.Features = append([]string(nil), cfg.Features...)
 	cfg.Classes = append([]string(nil), cfg.Classes...)
 	cfg.Lo = append([]float64(nil), cfg.Lo...)
 	cfg.Hi = append([]float64(nil), cfg.Hi...)
-	t.cfg = cfg
-	return t, nil
+	return cfg
 }
 
 // Config returns (a copy of) the configuration with defaults filled in.
@@ -136,10 +166,18 @@ func (t *Trainer) Config() Config {
 
 // Events returns the privacy cost to reserve before Train: one Gaussian
 // event of ratio √T·Δ₂/σ (δ > 0), or T Laplace events of ε/T (δ = 0).
-func (t *Trainer) Events() []budget.Event { return append([]budget.Event(nil), t.p.events...) }
+func (t *Trainer) Events() []budget.Event {
+	if t.obj != nil {
+		return t.obj.events(t.cfg.Epsilon)
+	}
+	return append([]budget.Event(nil), t.p.events...)
+}
 
 // Params returns the public planning values recorded in the model.
 func (t *Trainer) Params() map[string]float64 {
+	if t.obj != nil {
+		return t.objParams()
+	}
 	m := map[string]float64{
 		"epsilon":        t.cfg.Epsilon,
 		"delta":          t.cfg.Delta,
@@ -181,6 +219,9 @@ func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 		return nil, err
 	}
 	start := time.Now()
+	if t.obj != nil {
+		return t.trainObjective(X, y)
+	}
 	prob := newProblem(X, y, t.prep, t.kp, t.binary, t.workers, t.p.clip)
 	prob.trace = t.trace
 	prob.stop = t.cfg.Stop

@@ -1,0 +1,290 @@
+// Command scalebench measures DP releases on a table attached from a
+// MariaDB/Spider backend against the same aggregate run directly on the
+// backend and against the embedded store (docs/scale-out.md).
+//
+//	testdata/spider/up.sh DIR 2   # with ROWS=1000000
+//	go run ./cmd/scalebench --dsn 'dpsql:dpsql@tcp(127.0.0.1:PORT)/' --shards 127.0.0.1:P1,127.0.0.1:P2 --embedded
+//
+// It prints one Markdown table row per measurement: the median of --reps
+// runs after one warm-up, and the bytes that crossed the dpsql↔head link
+// and the head↔shards links per run.
+package main
+
+import (
+	"database/sql"
+	"encoding/csv"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/sirupsen/logrus"
+
+	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/functions"
+	"github.com/dpsql/dpsql/mechanism/linreg"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "scalebench:", err)
+		os.Exit(1)
+	}
+}
+
+type bench struct {
+	head   *sql.DB
+	shards []*sql.DB
+	dpsql  *sql.DB
+	e      *engine.Engine
+	reps   int
+}
+
+func open(addr, user, pw, db string) (*sql.DB, error) {
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = user, pw, "tcp", addr, db
+	c, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := sql.OpenDB(c)
+	return p, p.Ping()
+}
+
+func run() error {
+	dsn := flag.String("dsn", "", "DSN of the MariaDB/Spider head (dpsql's backend account)")
+	shardList := flag.String("shards", "", "comma-separated host:port of the shards (account spider/spider), for their byte counters")
+	table := flag.String("table", "dp.points", "backend table (id, x1..x20, y; values in [-1, 1])")
+	d := flag.Int("d", 20, "number of features x1..xd")
+	reps := flag.Int("reps", 3, "runs per measurement (median)")
+	embedded := flag.Bool("embedded", false, "also import the rows into the embedded store and time it")
+	lsq := flag.Bool("lsq", false, "also time DP_LSQ (rows streamed once)")
+	flag.Parse()
+	cfg, err := mysql.ParseDSN(*dsn)
+	if err != nil {
+		return fmt.Errorf("--dsn: %w", err)
+	}
+	b := &bench{reps: *reps}
+	if b.head, err = open(cfg.Addr, cfg.User, cfg.Passwd, ""); err != nil {
+		return err
+	}
+	for _, s := range strings.Split(*shardList, ",") {
+		if s == "" {
+			continue
+		}
+		db, err := open(s, "spider", "spider", "")
+		if err != nil {
+			return fmt.Errorf("shard %s: %w", s, err)
+		}
+		b.shards = append(b.shards, db)
+	}
+	dir, err := os.MkdirTemp("", "scalebench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	log := logrus.New()
+	log.SetLevel(logrus.WarnLevel)
+	logrus.SetLevel(logrus.WarnLevel)
+	if b.e, err = engine.Open(engine.Options{DataDir: dir, RootPassword: "bench", Log: log, BackendDSN: *dsn}); err != nil {
+		return err
+	}
+	defer b.e.Close()
+	srv, err := b.e.NewServer("127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	go srv.Serve()
+	defer srv.Close()
+	if b.dpsql, err = open(srv.Addr(), "root", "bench", ""); err != nil {
+		return err
+	}
+	db, name, _ := strings.Cut(*table, ".")
+	feats := make([]string, *d)
+	for j := range feats {
+		feats[j] = fmt.Sprintf("x%d", j+1)
+	}
+	setup := func(t string) error {
+		for _, c := range append(append([]string(nil), feats...), "y") {
+			if _, err := b.dpsql.Exec(fmt.Sprintf("CALL dp_bounds('%s', '%s', -1, 1)", t, c)); err != nil {
+				return err
+			}
+		}
+		_, err := b.dpsql.Exec(fmt.Sprintf("CALL dp_protect('%s', 1e5, 0.9)", t))
+		return err
+	}
+	if _, err := b.dpsql.Exec(fmt.Sprintf("CALL dp_attach('%s')", *table)); err != nil {
+		return err
+	}
+	if err := setup(*table); err != nil {
+		return err
+	}
+	var n int64
+	if err := b.head.QueryRow("SELECT COUNT(*) FROM " + *table).Scan(&n); err != nil {
+		return err
+	}
+	fmt.Printf("table %s: n = %d, d = %d, shards = %d\n\n", *table, n, *d, len(b.shards))
+	fmt.Println("| what | median s | dpsql↔head bytes | head↔shards bytes |")
+	fmt.Println("|---|---:|---:|---:|")
+
+	// The exact statement dpsql sends for DP_TRAIN linreg.
+	lc := linreg.Config{Epsilon: 1, Delta: 1e-6, N: int(n), Features: feats, Lo: fill(*d, -1), Hi: fill(*d, 1), Label: "y", LabelLo: -1, LabelHi: 1}
+	tr, err := linreg.Plan(lc)
+	if err != nil {
+		return err
+	}
+	mul, add, inv, icept, lnull, mid, half := tr.Map()
+	q, ok := b.e.Backend.LinearStatsQuery(db, name, functions.LinearMap{Features: feats, Mul: mul, Add: add, Inv: inv, Intercept: icept,
+		Label: "y", LabelLo: -1, LabelHi: 1, Mid: mid, Half: half, LabelNull: lnull})
+	if !ok {
+		return fmt.Errorf("no pushdown query for %s", *table)
+	}
+	var naive strings.Builder
+	naive.WriteString("SELECT COUNT(*)")
+	cols := append(append([]string(nil), feats...), "y")
+	for j := 0; j < *d; j++ {
+		for k := j; k < len(cols); k++ {
+			fmt.Fprintf(&naive, ", SUM(%s*%s)", cols[j], cols[k])
+		}
+		fmt.Fprintf(&naive, ", SUM(%s)", cols[j])
+	}
+	naive.WriteString(" FROM " + *table)
+
+	b.measure("raw aggregate on MariaDB: the statement dpsql sends (clipped, exact DECIMAL sums)", func() error { return drain(b.head, q) })
+	b.measure("raw aggregate on MariaDB: naive unclipped DOUBLE SUM(xi*xj)", func() error { return drain(b.head, naive.String()) })
+	b.measure("dpsql DP_TRAIN linreg (pushed down), through the wire", func() error {
+		return drain(b.dpsql, fmt.Sprintf("SELECT DP_TRAIN('%s', 1, 'linreg', 'label=y; delta=1e-6')", *table))
+	})
+	meanQ := fmt.Sprintf("SELECT COUNT(*), SUM(CAST(LEAST(GREATEST(COALESCE(x1, 0e0), -1e0), 1e0) - -1e0 AS DECIMAL(65,30))) FROM %s", *table)
+	b.measure("raw aggregate on MariaDB: DP_MEAN's statement", func() error { return drain(b.head, meanQ) })
+	b.measure("dpsql DP_MEAN (pushed down)", func() error {
+		return drain(b.dpsql, fmt.Sprintf("SELECT DP_MEAN('%s', 'x1', 1)", *table))
+	})
+	if *lsq {
+		b.measure("dpsql DP_LSQ linear (rows streamed once)", func() error {
+			return drain(b.dpsql, fmt.Sprintf("SELECT DP_LSQ('%s', 1, 'linear', 'label=y; delta=1e-6')", *table))
+		})
+	}
+	if *embedded {
+		start := time.Now()
+		if err := b.importEmbedded(db, name, cols); err != nil {
+			return err
+		}
+		fmt.Printf("| (import of the rows into the embedded store: %.1f s) | | | |\n", time.Since(start).Seconds())
+		if err := setup("emb." + name); err != nil {
+			return err
+		}
+		b.measure("embedded store: DP_TRAIN linreg", func() error {
+			return drain(b.dpsql, fmt.Sprintf("SELECT DP_TRAIN('emb.%s', 1, 'linreg', 'label=y; delta=1e-6')", name))
+		})
+		b.measure("embedded store: DP_MEAN", func() error {
+			return drain(b.dpsql, fmt.Sprintf("SELECT DP_MEAN('emb.%s', 'x1', 1)", name))
+		})
+		if *lsq {
+			b.measure("embedded store: DP_LSQ linear", func() error {
+				return drain(b.dpsql, fmt.Sprintf("SELECT DP_LSQ('emb.%s', 1, 'linear', 'label=y; delta=1e-6')", name))
+			})
+		}
+	}
+	return nil
+}
+
+func fill(n int, v float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+func drain(db *sql.DB, q string) error {
+	rows, err := db.Query(q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	vals := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+func (b *bench) shardBytes() int64 {
+	var total int64
+	for _, s := range b.shards {
+		var name string
+		var v int64
+		if err := s.QueryRow("SHOW GLOBAL STATUS LIKE 'Bytes_sent'").Scan(&name, &v); err == nil {
+			total += v
+		}
+		if err := s.QueryRow("SHOW GLOBAL STATUS LIKE 'Bytes_received'").Scan(&name, &v); err == nil {
+			total += v
+		}
+	}
+	return total
+}
+
+// measure runs fn once to warm up, then reps times, and prints the median.
+func (b *bench) measure(what string, fn func() error) {
+	if err := fn(); err != nil {
+		fmt.Printf("| %s | error: %v | | |\n", what, err)
+		return
+	}
+	var times []float64
+	var moved, shard int64
+	for i := 0; i < b.reps; i++ {
+		m0, s0 := b.e.Backend.BytesMoved(), b.shardBytes()
+		start := time.Now()
+		if err := fn(); err != nil {
+			fmt.Printf("| %s | error: %v | | |\n", what, err)
+			return
+		}
+		times = append(times, time.Since(start).Seconds())
+		moved, shard = b.e.Backend.BytesMoved()-m0, b.shardBytes()-s0
+	}
+	sort.Float64s(times)
+	fmt.Printf("| %s | %.3f | %d | %d |\n", what, times[len(times)/2], moved, shard)
+}
+
+// importEmbedded copies the backend's rows into emb.<name> of the embedded
+// store (CSV through a pipe into the owner's bulk import).
+func (b *bench) importEmbedded(db, name string, cols []string) error {
+	if _, err := b.dpsql.Exec("CREATE DATABASE IF NOT EXISTS emb"); err != nil {
+		return err
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		w := csv.NewWriter(pw)
+		all := append([]string{"id"}, cols...)
+		_ = w.Write(all)
+		rec := make([]string, len(all))
+		_, err := b.e.Backend.ScanFloats(db, name, all, func(row []float64) error {
+			for i, v := range row {
+				rec[i] = strconv.FormatFloat(v, 'g', -1, 64)
+				if math.IsNaN(v) {
+					rec[i] = "" // NULL
+				}
+			}
+			return w.Write(rec)
+		})
+		w.Flush()
+		pw.CloseWithError(err)
+	}()
+	_, err := b.e.Store.ImportCSV("emb", name, pr, store.ImportOptions{})
+	return err
+}

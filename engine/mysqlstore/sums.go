@@ -1,0 +1,241 @@
+package mysqlstore
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+
+	"github.com/dpsql/dpsql/functions"
+)
+
+// Pushed-down statistics. Each per-row term is computed by the backend
+// with the IEEE double operations of the embedded path (the literals are
+// the shortest decimal forms of dpsql's float64 constants, which MariaDB
+// parses back to the same doubles), converted to DECIMAL (MariaDB converts
+// a double to its shortest round-trip decimal: relative error ≤ 2⁻⁵³) and
+// summed exactly as DECIMAL; the sum is rounded to float64 once here. The
+// result therefore does not depend on the row order or on how Spider
+// splits the rows across shards, and it differs from the exact sum of the
+// per-row doubles by at most 2·2⁻⁵³·Σ|term| (+ 10⁻³⁸ per row for the
+// DECIMAL scale), far inside the rounding allowances of the mechanisms
+// (linreg's γ_depth with depth ≥ 512, mean's SumSlack).
+
+// linScale is the DECIMAL scale of the linear statistics' terms (|term| ≤ 1,
+// so 27 integer digits remain: sums of up to 10²⁷ rows).
+const linScale = "DECIMAL(65,38)"
+
+// meanScale is the DECIMAL scale of DP_MEAN's terms (≤ 10²⁰, see ShiftedSum).
+const meanScale = "DECIMAL(65,30)"
+
+// lit renders a float64 as a MariaDB double literal that parses back to it.
+func lit(v float64) string {
+	return "(" + strconv.FormatFloat(v, 'e', -1, 64) + ")"
+}
+
+func finite(v ...float64) bool {
+	for _, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func numeric(k kind) bool { return k == kindInt || k == kindUint || k == kindFloat }
+
+// clipExpr is mechanism.Clip(v, lo, hi) with NULL → null: LEAST/GREATEST
+// of doubles return one of their arguments, as Go's comparisons do.
+func clipExpr(col string, null, lo, hi float64) string {
+	return "LEAST(GREATEST(COALESCE(" + quote(col) + ", " + lit(null) + "), " + lit(lo) + "), " + lit(hi) + ")"
+}
+
+// ShiftedSum implements functions.Pushdown: n and Σ fl(clip(v) − lo).
+func (b *Backend) ShiftedSum(db, name, col string, lo, hi float64) (float64, int64, bool, error) {
+	t, ok := b.lookup(db, name)
+	if !ok {
+		return 0, 0, false, nil
+	}
+	names, kinds, err := t.columns([]string{col})
+	if err != nil || !numeric(kinds[0]) {
+		return 0, 0, false, nil
+	}
+	w := hi - lo
+	// Terms lie in [0, w]: 10⁻⁸ ≤ w keeps the DECIMAL scale's 10⁻³⁰ far
+	// below a rounding of the term, w ≤ 10²⁰ keeps n·w inside 35 digits.
+	if !finite(lo, hi, w) || !(w >= 1e-8 && w <= 1e20) {
+		return 0, 0, false, nil
+	}
+	null := lo + (hi-lo)/2 // mechanism.Clip's NULL value, computed as it does
+	term := "CAST(" + clipExpr(names[0], null, lo, hi) + " - " + lit(lo) + " AS " + meanScale + ")"
+	out, n, err := b.aggregate(t, []string{term})
+	if err != nil {
+		return 0, 0, true, err
+	}
+	return out[0], n, true, nil
+}
+
+// LinearStats implements functions.Pushdown.
+func (b *Backend) LinearStats(db, name string, m functions.LinearMap) ([]float64, []float64, int64, bool, error) {
+	t, ok := b.lookup(db, name)
+	if !ok {
+		return nil, nil, 0, false, nil
+	}
+	terms, f, ok := linearTerms(t, m)
+	if !ok {
+		return nil, nil, 0, false, nil
+	}
+	out, n, err := b.aggregate(t, terms)
+	if err != nil {
+		return nil, nil, 0, true, err
+	}
+	a, c := make([]float64, f*f), make([]float64, f)
+	i := 0
+	for j := 0; j < f; j++ {
+		for k := j; k < f; k++ {
+			a[j*f+k], a[k*f+j] = out[i], out[i]
+			i++
+		}
+	}
+	copy(c, out[i:])
+	return a, c, n, true, nil
+}
+
+// LinearStatsQuery returns the aggregate statement LinearStats sends (for
+// benchmarks that run it directly on the backend).
+func (b *Backend) LinearStatsQuery(db, name string, m functions.LinearMap) (string, bool) {
+	t, ok := b.lookup(db, name)
+	if !ok {
+		return "", false
+	}
+	terms, _, ok := linearTerms(t, m)
+	if !ok {
+		return "", false
+	}
+	return aggregateSQL(t, terms), true
+}
+
+// linearTerms builds the per-row terms of A (upper triangle, row-major)
+// then c; ok = false when the map cannot be evaluated exactly in SQL.
+func linearTerms(t *table, m functions.LinearMap) ([]string, int, bool) {
+	d := len(m.Features)
+	if d == 0 || len(m.Mul) != d || len(m.Add) != d || !finite(m.Inv, m.LabelLo, m.LabelHi, m.Mid, m.Half, m.LabelNull) || !(m.Half > 0) {
+		return nil, 0, false
+	}
+	// clip(y) − mid must not overflow (MariaDB would raise an error where
+	// Go gives ±Inf): with |bounds| ≤ 10³⁰⁰ it cannot.
+	if math.Abs(m.LabelLo) > 1e300 || math.Abs(m.LabelHi) > 1e300 || math.Abs(m.Mid) > 1e300 {
+		return nil, 0, false
+	}
+	names, kinds, err := t.columns(append(append([]string(nil), m.Features...), m.Label))
+	if err != nil {
+		return nil, 0, false
+	}
+	for _, k := range kinds {
+		if !numeric(k) {
+			return nil, 0, false
+		}
+	}
+	z := make([]string, 0, d+1)
+	for j := 0; j < d; j++ {
+		mul, add := m.Mul[j], m.Add[j]
+		if !finite(mul, add) || !(mul > 0) || math.Abs(add) >= 1e299 {
+			return nil, 0, false
+		}
+		// Go computes clamp(v·mul + add, −1, 1)·inv. Clamping v to
+		// [−big, big] first keeps v·mul + add finite (MariaDB raises an
+		// error on overflow where Go gets ±Inf) and changes nothing Go
+		// would compute: beyond big, v·mul dominates add and both clamp
+		// to ±1. When 10³⁰⁰/mul overflows, mul < 10⁻⁸ and no double v can
+		// overflow: no inner clamp. NULL stays NULL, and SUM skips the
+		// term: the same sum as Go's 0·x.
+		v := quote(names[j])
+		if big := 1e300 / mul; !math.IsInf(big, 0) {
+			v = "LEAST(GREATEST(" + v + ", " + lit(-big) + "), " + lit(big) + ")"
+		}
+		z = append(z, "(LEAST(GREATEST("+v+" * "+lit(mul)+" + "+lit(add)+", -1e0), 1e0) * "+lit(m.Inv)+")")
+	}
+	f := d
+	if m.Intercept {
+		z = append(z, lit(m.Inv))
+		f++
+	}
+	y := "LEAST(GREATEST((" + clipExpr(names[d], m.LabelNull, m.LabelLo, m.LabelHi) + " - " + lit(m.Mid) + ") / " + lit(m.Half) + ", -1e0), 1e0)"
+	var terms []string
+	for j := 0; j < f; j++ {
+		for k := j; k < f; k++ {
+			terms = append(terms, "CAST("+z[j]+" * "+z[k]+" AS "+linScale+")")
+		}
+	}
+	for j := 0; j < f; j++ {
+		terms = append(terms, "CAST("+z[j]+" * "+y+" AS "+linScale+")")
+	}
+	return terms, f, true
+}
+
+func aggregateSQL(t *table, terms []string) string {
+	var q strings.Builder
+	q.WriteString("SELECT COUNT(*)")
+	for _, s := range terms {
+		q.WriteString(", SUM(")
+		q.WriteString(s)
+		q.WriteString(")")
+	}
+	q.WriteString(" FROM ")
+	q.WriteString(t.from())
+	return q.String()
+}
+
+// aggregate runs SELECT COUNT(*), SUM(term)… FROM t in one snapshot and
+// returns the sums rounded to float64 (an empty table sums to 0).
+func (b *Backend) aggregate(t *table, terms []string) ([]float64, int64, error) {
+	q := aggregateSQL(t, terms)
+	raw := make([]sql.NullString, len(terms))
+	var n int64
+	err := b.snapshot(context.Background(), func(c *sql.Conn) error {
+		dest := make([]any, 1+len(terms))
+		dest[0] = &n
+		for i := range raw {
+			dest[i+1] = &raw[i]
+		}
+		return b.fail("aggregate over "+t.from(), c.QueryRowContext(context.Background(), q).Scan(dest...))
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]float64, len(terms))
+	for i, r := range raw {
+		if !r.Valid {
+			continue // SUM of no rows
+		}
+		v, ok := new(big.Rat).SetString(r.String)
+		if !ok {
+			return nil, 0, fmt.Errorf("%w: aggregate over %s: unparsable sum %q", functions.ErrBackend, t.from(), r.String)
+		}
+		out[i], _ = v.Float64() // nearest float64, ties to even
+	}
+	return out, n, nil
+}
+
+// CountOutside implements functions.Pushdown: the rows whose col is not
+// NULL and lies outside [lo, hi] (owners' dp_bounds check; one statement).
+func (b *Backend) CountOutside(db, name, col string, lo, hi float64) (int64, bool, error) {
+	t, ok := b.lookup(db, name)
+	if !ok {
+		return 0, false, nil
+	}
+	names, kinds, err := t.columns([]string{col})
+	if err != nil || !numeric(kinds[0]) || !finite(lo, hi) {
+		return 0, false, nil
+	}
+	v := quote(names[0])
+	var n int64
+	q := "SELECT COUNT(*) FROM " + t.from() + " WHERE " + v + " < " + lit(lo) + " OR " + v + " > " + lit(hi)
+	if err := b.pool.QueryRowContext(context.Background(), q).Scan(&n); err != nil {
+		return 0, true, b.fail("check bounds on "+t.from(), err)
+	}
+	return n, true, nil
+}

@@ -1,0 +1,112 @@
+package mysqlstore
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	gsql "github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/dpsql/dpsql/functions"
+	"github.com/dpsql/dpsql/mechanism"
+)
+
+// The literals dpsql sends must parse back to the very same doubles
+// (MariaDB's strtod is correctly rounded, as Go's ParseFloat).
+func TestLiteralRoundTrip(t *testing.T) {
+	vals := []float64{0, 1, -1, 0.1, 1.0 / 3, 2.0 / 7, math.SmallestNonzeroFloat64, math.MaxFloat64, -1e-300, 1 / math.Sqrt(21), math.Nextafter(1, 2)}
+	for _, lo := range []float64{-1000, -3.7, 0, 1e-9} {
+		for _, w := range []float64{1e-6, 0.3, 7, 1e12} {
+			s, _ := mechanism.NewScaler([]float64{lo}, []float64{lo + w}, true)
+			p := s.Prepare()
+			mul, add, inv := p.Affine()
+			vals = append(vals, mul[0], add[0], inv)
+			if big := 1e300 / mul[0]; !math.IsInf(big, 0) {
+				vals = append(vals, big)
+			}
+		}
+	}
+	for _, v := range vals {
+		l := lit(v)
+		if !strings.HasPrefix(l, "(") || !strings.HasSuffix(l, ")") {
+			t.Fatalf("lit(%v) = %s is not parenthesised", v, l)
+		}
+		got, err := strconv.ParseFloat(l[1:len(l)-1], 64)
+		if err != nil || got != v {
+			t.Fatalf("lit(%v) = %s parses to %v (%v)", v, l, got, err)
+		}
+		if !strings.ContainsAny(l, "eE") {
+			t.Fatalf("lit(%v) = %s is not an approximate-value (double) literal", v, l)
+		}
+	}
+}
+
+func testTable() *table {
+	t := &table{db: "d", name: "t"}
+	for _, c := range []struct {
+		name string
+		k    kind
+		typ  gsql.Type
+	}{{"a", kindFloat, types.Float64}, {"b", kindInt, types.Int64}, {"s", kindText, types.LongText}, {"y", kindFloat, types.Float64}} {
+		t.schema = append(t.schema, &gsql.Column{Name: c.name, Type: c.typ})
+		t.kinds = append(t.kinds, c.k)
+	}
+	return t
+}
+
+// Maps that SQL cannot evaluate exactly fall back to the row scan.
+func TestLinearTermsFallback(t *testing.T) {
+	tb := testTable()
+	good := functions.LinearMap{Features: []string{"a", "b"}, Mul: []float64{1, 0.5}, Add: []float64{0, -1}, Inv: 1 / math.Sqrt(3),
+		Intercept: true, Label: "y", LabelLo: -1, LabelHi: 1, Mid: 0, Half: 1, LabelNull: 0}
+	terms, f, ok := linearTerms(tb, good)
+	if !ok || f != 3 || len(terms) != 3*4/2+3 {
+		t.Fatalf("good map: ok=%v f=%d terms=%d", ok, f, len(terms))
+	}
+	q := aggregateSQL(tb, terms)
+	for _, want := range []string{"SELECT COUNT(*)", "FROM `d`.`t`", "DECIMAL(65,38)", "LEAST(GREATEST(COALESCE(`y`"} {
+		if !strings.Contains(q, want) {
+			t.Fatalf("query lacks %q", want)
+		}
+	}
+	bad := []func(m *functions.LinearMap){
+		func(m *functions.LinearMap) { m.Features = []string{"a", "s"} },  // text column
+		func(m *functions.LinearMap) { m.Label = "s" },                    // text label
+		func(m *functions.LinearMap) { m.Features = []string{"a", "zz"} }, // no such column
+		func(m *functions.LinearMap) { m.Add = []float64{0, 1e300} },      // add too large
+		func(m *functions.LinearMap) { m.Mul = []float64{1, math.Inf(1)} },
+		func(m *functions.LinearMap) { m.Half = 0 },
+		func(m *functions.LinearMap) { m.LabelHi = 1.5e308 },
+		func(m *functions.LinearMap) { m.Mul = []float64{1} },
+	}
+	for i, mod := range bad {
+		m := good
+		m.Features = append([]string(nil), good.Features...)
+		mod(&m)
+		if _, _, ok := linearTerms(tb, m); ok {
+			t.Fatalf("bad map %d accepted", i)
+		}
+	}
+}
+
+// Scanned values convert as engine/store's: NULL and text are NaN.
+func TestToFloat(t *testing.T) {
+	cases := []struct {
+		in   any
+		want float64
+	}{{nil, math.NaN()}, {int64(-3), -3}, {uint64(7), 7}, {2.5, 2.5}, {[]byte("0.1"), 0.1}, {[]byte("x"), math.NaN()}}
+	for _, c := range cases {
+		got := toFloat(c.in)
+		if got != c.want && !(math.IsNaN(got) && math.IsNaN(c.want)) {
+			t.Fatalf("toFloat(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	if v := toValue([]byte("abc"), kindText); v != "abc" {
+		t.Fatalf("text value %v", v)
+	}
+	if v := toValue(int64(5), kindUint); v != uint64(5) {
+		t.Fatalf("uint value %v", v)
+	}
+}

@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/types"
+
+	"github.com/dpsql/dpsql/engine/mysqlstore"
+	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/functions"
+)
+
+// Scale-out (issue 14, docs/scale-out.md): tables attached from a
+// MariaDB/MySQL backend. The embedded store keeps every other table, the
+// catalog, the ledger and the accounts.
+
+// routedRows sends the DP functions' reads of attached tables to the
+// backend and every other read to the embedded store.
+type routedRows struct {
+	emb *store.Store
+	my  *mysqlstore.Backend
+}
+
+var (
+	_ functions.Rows     = routedRows{}
+	_ functions.Pushdown = routedRows{}
+)
+
+func (r routedRows) TableSchema(db, table string) (sql.Schema, error) {
+	if r.my.Attached(db, table) {
+		return r.my.TableSchema(db, table)
+	}
+	return r.emb.TableSchema(db, table)
+}
+
+func (r routedRows) RowCount(db, table string) (int64, error) {
+	if r.my.Attached(db, table) {
+		return r.my.RowCount(db, table)
+	}
+	return r.emb.RowCount(db, table)
+}
+
+func (r routedRows) ScanFloats(db, table string, cols []string, fn func([]float64) error) (int64, error) {
+	if r.my.Attached(db, table) {
+		return r.my.ScanFloats(db, table, cols, fn)
+	}
+	return r.emb.ScanFloats(db, table, cols, fn)
+}
+
+func (r routedRows) ScanValues(db, table string, cols []string, fn func([]any) error) (int64, error) {
+	if r.my.Attached(db, table) {
+		return r.my.ScanValues(db, table, cols, fn)
+	}
+	return r.emb.ScanValues(db, table, cols, fn)
+}
+
+func (r routedRows) ShiftedSum(db, table, col string, lo, hi float64) (float64, int64, bool, error) {
+	return r.my.ShiftedSum(db, table, col, lo, hi)
+}
+
+func (r routedRows) LinearStats(db, table string, m functions.LinearMap) ([]float64, []float64, int64, bool, error) {
+	return r.my.LinearStats(db, table, m)
+}
+
+// attachedTables is what the provider needs of the backend.
+type attachedTables struct {
+	my    *mysqlstore.Backend
+	check mysqlstore.ReadCheck
+}
+
+func (a *attachedTables) table(db, name string) (sql.Table, bool) {
+	if a == nil {
+		return nil, false
+	}
+	t, ok := a.my.Table(db, name, a.check)
+	if !ok {
+		return nil, false
+	}
+	return t, true
+}
+
+func (a *attachedTables) names(db string) []string {
+	if a == nil {
+		return nil
+	}
+	return a.my.Tables(db)
+}
+
+// scaleOutProcedures are dp_attach and dp_detach (owners only).
+func (e *Engine) scaleOutProcedures(pro *provider) []sql.ExternalStoredProcedureDetails {
+	okSchema := sql.Schema{{Name: "status", Type: types.LongText}}
+	attach := func(ctx *sql.Context, name string) (sql.RowIter, error) {
+		if !e.Catalog.IsOwner(userOf(ctx)) {
+			return nil, fmt.Errorf("dp_attach: only data owners may call it (user %q is an analyst)", userOf(ctx))
+		}
+		if e.Backend == nil {
+			return nil, fmt.Errorf("dp_attach: no MariaDB/MySQL backend is configured (start dpsql serve with --backend mysql --backend-dsn …)")
+		}
+		db, table, ok := strings.Cut(name, ".")
+		if !ok {
+			db, table = ctx.GetCurrentDatabase(), name
+		}
+		db, table = strings.Trim(db, "`"), strings.Trim(table, "`")
+		if db == "" {
+			return nil, fmt.Errorf("dp_attach: write the table as '<db>.<table>'")
+		}
+		if isSystemDB(db) {
+			return nil, fmt.Errorf("dp_attach: database %s is reserved", db)
+		}
+		if e.Store.HasTable(db, table) {
+			return nil, fmt.Errorf("dp_attach: dpsql already has a table %s.%s in its embedded store", db, table)
+		}
+		if !pro.MutableDatabaseProvider.HasDatabase(ctx, db) {
+			if err := pro.MutableDatabaseProvider.CreateDatabase(ctx, db); err != nil {
+				return nil, fmt.Errorf("dp_attach: create database %s: %w", db, err)
+			}
+		}
+		sch, err := e.Backend.Attach(ctx, db, table)
+		if err != nil {
+			e.Log.WithError(err).WithField("table", db+"."+table).Warn("dp_attach failed")
+			return nil, fmt.Errorf("dp_attach: %s.%s: the backend has no such table, or it is unreachable (see the server log)", db, table)
+		}
+		return sql.RowsToRowIter(sql.Row{fmt.Sprintf("table %s.%s attached from the backend (%d columns, read-only in dpsql); declare bounds and CALL dp_protect", db, table, len(sch))}), nil
+	}
+	detach := func(ctx *sql.Context, name string) (sql.RowIter, error) {
+		if !e.Catalog.IsOwner(userOf(ctx)) {
+			return nil, fmt.Errorf("dp_detach: only data owners may call it (user %q is an analyst)", userOf(ctx))
+		}
+		if e.Backend == nil {
+			return nil, fmt.Errorf("dp_detach: no MariaDB/MySQL backend is configured")
+		}
+		db, table, ok := strings.Cut(name, ".")
+		if !ok {
+			db, table = ctx.GetCurrentDatabase(), name
+		}
+		if !e.Backend.Attached(db, table) {
+			return nil, fmt.Errorf("dp_detach: %s.%s is not attached", db, table)
+		}
+		if e.Catalog.IsProtected(strings.ToLower(db) + "." + strings.ToLower(table)) {
+			return nil, fmt.Errorf("dp_detach: %s.%s is protected: its budget is bound to the name, it stays attached", db, table)
+		}
+		if err := e.Backend.Detach(db, table); err != nil {
+			return nil, fmt.Errorf("dp_detach: %w", err)
+		}
+		return sql.RowsToRowIter(sql.Row{fmt.Sprintf("table %s.%s detached (the backend's table is untouched)", db, table)}), nil
+	}
+	return []sql.ExternalStoredProcedureDetails{
+		{Name: "dp_attach", Schema: okSchema, Function: attach},
+		{Name: "dp_detach", Schema: okSchema, Function: detach},
+	}
+}
+
+func (r routedRows) CountOutside(db, table, col string, lo, hi float64) (int64, bool, error) {
+	return r.my.CountOutside(db, table, col, lo, hi)
+}

@@ -1,0 +1,573 @@
+package engine_test
+
+import (
+	"bufio"
+	"database/sql"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/functions"
+	"github.com/dpsql/dpsql/mechanism/linreg"
+)
+
+// Scale-out (issue 14): tests against a MariaDB Spider cluster started once
+// per test binary by testdata/spider/up.sh (a head and 2 shards on loopback
+// ports). They are skipped, with a message, only where mariadbd is not
+// installed; CI installs it (.ci/run).
+
+var spider struct {
+	once   sync.Once
+	dir    string
+	head   string   // 127.0.0.1:port of the head node
+	shards []string // the shards' addresses
+	err    error
+}
+
+const spiderShards = 2
+
+func needSpider(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("mariadbd"); err != nil {
+		t.Skip("mariadbd is not installed: apt-get install -y mariadb-server mariadb-plugin-spider to run the MariaDB/Spider backend tests")
+	}
+	spider.once.Do(func() {
+		dir, err := os.MkdirTemp("", "dpsql-spider-")
+		if err != nil {
+			spider.err = err
+			return
+		}
+		spider.dir = dir
+		out, err := exec.Command("bash", "../testdata/spider/up.sh", dir, strconv.Itoa(spiderShards)).CombinedOutput()
+		if err != nil {
+			spider.err = fmt.Errorf("up.sh: %v\n%s", err, out)
+			return
+		}
+		f, err := os.Open(filepath.Join(dir, "env"))
+		if err != nil {
+			spider.err = err
+			return
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			k, v, _ := strings.Cut(sc.Text(), "=")
+			v = strings.Trim(v, `"'`)
+			switch k {
+			case "HEAD_PORT":
+				spider.head = "127.0.0.1:" + v
+			case "SHARD_PORTS":
+				for _, p := range strings.Fields(v) {
+					spider.shards = append(spider.shards, "127.0.0.1:"+p)
+				}
+			}
+		}
+	})
+	if spider.err != nil {
+		t.Fatalf("start the Spider cluster: %v", spider.err)
+	}
+}
+
+// stopSpider tears the cluster down (TestMain).
+func stopSpider() {
+	if spider.dir != "" {
+		_ = exec.Command("bash", "../testdata/spider/down.sh", spider.dir).Run()
+	}
+}
+
+func spiderDSN() string { return "dpsql:dpsql@tcp(" + spider.head + ")/" }
+
+func headConn(t testing.TB) *sql.DB { return connectAddr(t, spider.head, "dpsql", "dpsql", "") }
+func shardConn(t testing.TB, i int) *sql.DB {
+	return connectAddr(t, spider.shards[i], "spider", "spider", "")
+}
+
+// createSharded creates db.name (cols, primary key id) on every shard and
+// the Spider table over them on the head, hash-partitioned on id.
+func createSharded(t testing.TB, db, name, cols string) {
+	t.Helper()
+	var parts []string
+	for i := range spider.shards {
+		s := shardConn(t, i)
+		mustExec(t, s, "CREATE DATABASE IF NOT EXISTS "+db)
+		mustExec(t, s, fmt.Sprintf("CREATE TABLE %s.%s (%s) ENGINE=InnoDB", db, name, cols))
+		parts = append(parts, fmt.Sprintf(`PARTITION p%d COMMENT = 'srv "s%d"'`, i+1, i+1))
+	}
+	h := headConn(t)
+	mustExec(t, h, "CREATE DATABASE IF NOT EXISTS "+db)
+	mustExec(t, h, fmt.Sprintf(`CREATE TABLE %s.%s (%s) ENGINE=SPIDER COMMENT='wrapper "mysql", database "%s", table "%s"' PARTITION BY HASH (id) (%s)`,
+		db, name, cols, db, name, strings.Join(parts, ", ")))
+}
+
+// createShardedVia is createSharded with the last shard reached through a
+// server definition of its own, named via (to be broken by the test).
+func createShardedVia(t testing.TB, db, name, cols, via string) {
+	t.Helper()
+	var parts []string
+	h := headConn(t)
+	last := len(spider.shards) - 1
+	_, lastPort, _ := strings.Cut(spider.shards[last], ":")
+	mustExec(t, h, fmt.Sprintf("CREATE SERVER IF NOT EXISTS %s FOREIGN DATA WRAPPER mysql OPTIONS (HOST '127.0.0.1', DATABASE '%s', USER 'spider', PASSWORD 'spider', PORT %s)", via, db, lastPort))
+	for i := range spider.shards {
+		s := shardConn(t, i)
+		mustExec(t, s, "CREATE DATABASE IF NOT EXISTS "+db)
+		mustExec(t, s, fmt.Sprintf("CREATE TABLE %s.%s (%s) ENGINE=InnoDB", db, name, cols))
+		srv := fmt.Sprintf("s%d", i+1)
+		if i == last {
+			srv = via
+		}
+		parts = append(parts, fmt.Sprintf(`PARTITION p%d COMMENT = 'srv "%s"'`, i+1, srv))
+	}
+	mustExec(t, h, "CREATE DATABASE IF NOT EXISTS "+db)
+	mustExec(t, h, fmt.Sprintf(`CREATE TABLE %s.%s (%s) ENGINE=SPIDER COMMENT='wrapper "mysql", database "%s", table "%s"' PARTITION BY HASH (id) (%s)`,
+		db, name, cols, db, name, strings.Join(parts, ", ")))
+}
+
+// createSingle creates db.name as an InnoDB table on the head: a single
+// MariaDB server.
+func createSingle(t testing.TB, db, name, cols string) {
+	t.Helper()
+	h := headConn(t)
+	mustExec(t, h, "CREATE DATABASE IF NOT EXISTS "+db)
+	mustExec(t, h, fmt.Sprintf("CREATE TABLE %s.%s (%s) ENGINE=InnoDB", db, name, cols))
+}
+
+func startBackendServer(t testing.TB, dir string) *testServer {
+	return startBackendServerWith(t, dir, nil)
+}
+
+// startBackendServerWith calls prepare on the engine before it serves.
+func startBackendServerWith(t testing.TB, dir string, prepare func(*engine.Engine)) *testServer {
+	t.Helper()
+	e, err := engine.Open(engine.Options{DataDir: dir, RootPassword: rootPW, Log: quietLog(), BackendDSN: spiderDSN()})
+	if err != nil {
+		t.Fatalf("open engine with the MariaDB backend: %v", err)
+	}
+	if prepare != nil {
+		prepare(e)
+	}
+	srv, err := e.NewServer("127.0.0.1:0")
+	if err != nil {
+		e.Close()
+		t.Fatalf("new server: %v", err)
+	}
+	go srv.Serve()
+	ts := &testServer{t: t, dir: dir, e: e, srv: srv}
+	t.Cleanup(ts.stop)
+	return ts
+}
+
+// insertRows inserts rows (already rendered as SQL tuples) in batches.
+func insertRows(t testing.TB, db *sql.DB, table string, rows []string) {
+	t.Helper()
+	for i := 0; i < len(rows); i += 500 {
+		mustExec(t, db, "INSERT INTO "+table+" VALUES "+strings.Join(rows[i:min(i+500, len(rows))], ","))
+	}
+}
+
+func sqlNum(v float64) string {
+	if math.IsNaN(v) {
+		return "NULL"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// pointRows returns n rows (id, x1, x2, x3, y). On the dyadic grid every
+// per-row term and every partial sum is exact in float64, so any order
+// of summation gives the same double; the rows include NULLs and values
+// outside the declared bounds (clipped).
+func pointRows(n int, dyadic bool) [][]float64 {
+	out := make([][]float64, n)
+	for i := range out {
+		g := func(a, b int) float64 { // pseudo-random in [−1.5, 1.5]
+			k := (i*a + b) % 97
+			if dyadic {
+				return float64(k-48) / 32
+			}
+			return float64(k-48)/32 + float64((i*7+a)%13)/1e3/3
+		}
+		x1, x2, x3, y := g(31, 7), 2+2*g(17, 3), 2*g(23, 11), g(41, 5)
+		switch i % 11 {
+		case 3:
+			x1 = math.NaN()
+		case 5:
+			y = math.NaN()
+		case 7:
+			x2 = math.NaN()
+		}
+		out[i] = []float64{float64(i), x1, x2, x3, y}
+	}
+	return out
+}
+
+func renderRows(rows [][]float64) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		parts := make([]string, len(r))
+		for j, v := range r {
+			parts[j] = sqlNum(v)
+		}
+		out[i] = "(" + strings.Join(parts, ",") + ")"
+	}
+	return out
+}
+
+const pointCols = "id BIGINT NOT NULL PRIMARY KEY, x1 DOUBLE, x2 DOUBLE, x3 DOUBLE, y DOUBLE"
+
+var pointCfg = linreg.Config{Epsilon: 1, Delta: 1e-6, Features: []string{"x1", "x2", "x3"},
+	Lo: []float64{-1, 0, -2}, Hi: []float64{1, 4, 2}, Label: "y", LabelLo: -1, LabelHi: 1}
+
+// inBounds clips the rows to pointCfg's bounds (dp_bounds refuses a table
+// with values outside them); NULLs stay.
+func inBounds(rows [][]float64) [][]float64 {
+	for _, r := range rows {
+		for j := range pointCfg.Features {
+			if !math.IsNaN(r[1+j]) {
+				r[1+j] = min(max(r[1+j], pointCfg.Lo[j]), pointCfg.Hi[j])
+			}
+		}
+		if !math.IsNaN(r[4]) {
+			r[4] = min(max(r[4], pointCfg.LabelLo), pointCfg.LabelHi)
+		}
+	}
+	return rows
+}
+
+// TestScaleOutExactStatistics checks that the noise-free statistics of
+// DP_TRAIN linreg and DP_MEAN are exactly equal on the embedded store, a
+// single MariaDB and the Spider cluster: bit for bit on dyadic data (where
+// the embedded path's float sums are exact), and between MariaDB and
+// Spider on any data (DECIMAL sums do not depend on the split).
+func TestScaleOutExactStatistics(t *testing.T) {
+	needSpider(t)
+	const n = 3000
+	for _, dyadic := range []bool{true, false} {
+		suffix := map[bool]string{true: "dy", false: "gen"}[dyadic]
+		rows := pointRows(n, dyadic)
+		createSingle(t, "single_"+suffix, "pts", pointCols)
+		createSharded(t, "sharded_"+suffix, "pts", pointCols)
+		insertRows(t, headConn(t), "single_"+suffix+".pts", renderRows(rows))
+		insertRows(t, headConn(t), "sharded_"+suffix+".pts", renderRows(rows))
+
+		ts := startBackendServer(t, t.TempDir())
+		root := ts.connect("root", rootPW, "")
+		mustExec(t, root, "CREATE DATABASE emb")
+		mustExec(t, root, "CREATE TABLE emb.pts ("+pointCols+")")
+		insertRows(t, root, "emb.pts", renderRows(rows))
+		mustExec(t, root, fmt.Sprintf("CALL dp_attach('single_%s.pts')", suffix))
+		mustExec(t, root, fmt.Sprintf("CALL dp_attach('sharded_%s.pts')", suffix))
+
+		// Shards really hold parts of the table.
+		for i := range spider.shards {
+			var k int
+			if err := shardConn(t, i).QueryRow("SELECT COUNT(*) FROM sharded_" + suffix + ".pts").Scan(&k); err != nil {
+				t.Fatal(err)
+			}
+			if k == 0 || k == n {
+				t.Fatalf("shard %d holds %d of %d rows", i, k, n)
+			}
+		}
+
+		cfg := pointCfg
+		cfg.N = n
+		tr, err := linreg.Plan(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Embedded reference: the rows as the embedded store returns them.
+		var X [][]float64
+		var y []float64
+		if _, err := ts.e.Store.ScanFloats("emb", "pts", []string{"x1", "x2", "x3", "y"}, func(r []float64) error {
+			X = append(X, append([]float64(nil), r[:3]...))
+			y = append(y, r[3])
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		aE, cE, err := tr.ExactStats(X, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mul, add, inv, icept, lnull, mid, half := tr.Map()
+		m := functions.LinearMap{Features: cfg.Features, Mul: mul, Add: add, Inv: inv, Intercept: icept,
+			Label: "y", LabelLo: cfg.LabelLo, LabelHi: cfg.LabelHi, Mid: mid, Half: half, LabelNull: lnull}
+		aS, cS, nS, ok, err := ts.e.Backend.LinearStats("single_"+suffix, "pts", m)
+		if err != nil || !ok || nS != n {
+			t.Fatalf("single MariaDB: ok=%v n=%d err=%v", ok, nS, err)
+		}
+		aP, cP, nP, ok, err := ts.e.Backend.LinearStats("sharded_"+suffix, "pts", m)
+		if err != nil || !ok || nP != n {
+			t.Fatalf("Spider: ok=%v n=%d err=%v", ok, nP, err)
+		}
+		var worst float64
+		for i := range aE {
+			if aS[i] != aP[i] {
+				t.Fatalf("%s: XᵀX[%d]: single MariaDB %v ≠ Spider %v", suffix, i, aS[i], aP[i])
+			}
+			if dyadic && aE[i] != aS[i] {
+				t.Fatalf("dyadic: XᵀX[%d]: embedded %v ≠ MariaDB %v", i, aE[i], aS[i])
+			}
+			worst = max(worst, math.Abs(aE[i]-aS[i]))
+		}
+		for i := range cE {
+			if cS[i] != cP[i] {
+				t.Fatalf("%s: Xᵀy[%d]: single MariaDB %v ≠ Spider %v", suffix, i, cS[i], cP[i])
+			}
+			if dyadic && cE[i] != cS[i] {
+				t.Fatalf("dyadic: Xᵀy[%d]: embedded %v ≠ MariaDB %v", i, cE[i], cS[i])
+			}
+			worst = max(worst, math.Abs(cE[i]-cS[i]))
+		}
+		// General data: the embedded float sums differ from the exact sum
+		// by rounding only (far below linreg's allowance n·γ_depth).
+		if worst > 1e-9 {
+			t.Fatalf("%s: embedded and MariaDB statistics differ by %v", suffix, worst)
+		}
+		t.Logf("%s: n=%d, %d+%d statistics; max |embedded − MariaDB| = %v; single MariaDB = Spider bit for bit", suffix, n, len(aE), len(cE), worst)
+
+		// DP_MEAN's shifted sum, with NULLs and clipping.
+		var want float64
+		for _, r := range X {
+			v := r[1] // x2, bounds [0, 4]
+			if math.IsNaN(v) {
+				v = 2
+			}
+			want += min(max(v, 0), 4) - 0
+		}
+		sS, nS2, ok, err := ts.e.Backend.ShiftedSum("single_"+suffix, "pts", "x2", 0, 4)
+		if err != nil || !ok || nS2 != n {
+			t.Fatalf("mean single: %v %v %v", ok, nS2, err)
+		}
+		sP, _, _, err := ts.e.Backend.ShiftedSum("sharded_"+suffix, "pts", "x2", 0, 4)
+		if err != nil || sS != sP {
+			t.Fatalf("mean: single %v ≠ Spider %v (%v)", sS, sP, err)
+		}
+		if dyadic && sS != want {
+			t.Fatalf("mean: MariaDB %v ≠ embedded-order sum %v", sS, want)
+		}
+		ts.stop()
+	}
+}
+
+// backendLeak matches what an analyst must never see of the backend: its
+// account, its address.
+func backendLeak(err error) bool {
+	s := err.Error()
+	if strings.Contains(s, "dpsql:dpsql") || strings.Contains(s, "spider") || strings.Contains(s, "127.0.0.1") || strings.Contains(s, "foreign data source") || strings.Contains(s, "s2down") || strings.Contains(s, "Error 14") {
+		return true
+	}
+	for _, a := range append([]string{spider.head}, spider.shards...) {
+		_, port, _ := strings.Cut(a, ":")
+		if strings.Contains(s, port) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestScaleOutReleases runs DP functions on a protected table attached
+// from the Spider cluster, as an analyst.
+func TestScaleOutReleases(t *testing.T) {
+	needSpider(t)
+	const n = 3000
+	createSharded(t, "rel", "pts", pointCols)
+	insertRows(t, headConn(t), "rel.pts", renderRows(inBounds(pointRows(n, false))))
+	createSingle(t, "rel", "pub", "id INT PRIMARY KEY, label VARCHAR(16), v DOUBLE")
+	mustExec(t, headConn(t), "INSERT INTO rel.pub VALUES (1, 'one', 1.5), (2, 'two', NULL)")
+
+	ts := startBackendServer(t, t.TempDir())
+	root := ts.connect("root", rootPW, "")
+	mustExec(t, root, "CREATE USER ana IDENTIFIED BY 'ana-pw'")
+	mustExec(t, root, "CREATE DATABASE rel")
+	mustExec(t, root, "GRANT SELECT, EXECUTE ON rel.* TO ana")
+	ana := ts.connect("ana", "ana-pw", "rel")
+	if err := wantErr(t, ana, "CALL dp_attach('rel.pts')", "only data owners"); backendLeak(err) {
+		t.Fatalf("leak: %v", err)
+	}
+	if err := wantErr(t, root, "CALL dp_attach('rel.nosuch')", "no such table"); backendLeak(err) {
+		t.Fatalf("leak: %v", err)
+	}
+	mustExec(t, root, "CALL dp_attach('rel.pts')")
+	mustExec(t, root, "CALL dp_attach('rel.pub')")
+	for i, c := range pointCfg.Features {
+		mustExec(t, root, fmt.Sprintf("CALL dp_bounds('rel.pts', '%s', %v, %v)", c, pointCfg.Lo[i], pointCfg.Hi[i]))
+	}
+	mustExec(t, root, "CALL dp_bounds('rel.pts', 'y', -1, 1)")
+	mustExec(t, root, "CALL dp_protect('rel.pts', 10, 1e-5)")
+
+	// Owners read with SQL; analysts only through DP functions.
+	if got := queryFloat(t, root, "SELECT COUNT(*) FROM rel.pts"); got != n {
+		t.Fatalf("owner's COUNT(*) = %v, want %d", got, n)
+	}
+	for _, q := range []string{"SELECT * FROM pts", "SELECT AVG(x1) FROM pts", "SELECT COUNT(*) FROM pts WHERE x1 > 0", "INSERT INTO pts VALUES (99999, 0, 0, 0, 0)", "DELETE FROM pts"} {
+		if err := queryErr(ana, q); err == nil || backendLeak(err) {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if got := queryFloat(t, ana, "SELECT v FROM pub WHERE id = 1"); got != 1.5 {
+		t.Fatalf("unprotected attached table: v = %v", got)
+	}
+	var tbl, ddl string
+	if err := ana.QueryRow("SHOW CREATE TABLE pts").Scan(&tbl, &ddl); err != nil || !strings.Contains(ddl, "x1") {
+		t.Fatalf("SHOW CREATE TABLE: %v %q", err, ddl)
+	}
+
+	// Pushed-down releases: a few kilobytes cross the wire, not the rows.
+	before := ts.e.Backend.BytesMoved()
+	mean := queryFloat(t, ana, "SELECT DP_MEAN('pts', 'x2', 0.5)")
+	if !(mean >= 0 && mean <= 4) {
+		t.Fatalf("DP_MEAN = %v", mean)
+	}
+	var model string
+	if err := ana.QueryRow("SELECT DP_TRAIN('pts', 1, 'linreg', 'label=y; model=m_lin')").Scan(&model); err != nil {
+		t.Fatal(err)
+	}
+	moved := ts.e.Backend.BytesMoved() - before
+	if moved > 64<<10 {
+		t.Fatalf("pushed-down DP_MEAN + DP_TRAIN moved %d bytes", moved)
+	}
+	// A streamed release (DP_LSQ reads the rows once).
+	before = ts.e.Backend.BytesMoved()
+	if err := ana.QueryRow("SELECT DP_LSQ('pts', 1, 'linear', 'label=y; model=m_lsq')").Scan(&model); err != nil {
+		t.Fatal(err)
+	}
+	streamed := ts.e.Backend.BytesMoved() - before
+	if streamed < int64(n)*8*4 {
+		t.Fatalf("DP_LSQ moved only %d bytes for %d rows", streamed, n)
+	}
+	t.Logf("bytes on the wire: DP_MEAN + DP_TRAIN linreg (pushed down) %d, DP_LSQ (streamed) %d", moved, streamed)
+	if got := queryFloat(t, root, "SELECT n FROM dpsql.dp_models WHERE name = 'm_lin'"); got != n {
+		t.Fatalf("model n = %v", got)
+	}
+	if got := spent(t, ts.connect("root", rootPW, "rel"), "rel.pts"); math.Abs(got-2.5) > 1e-9 {
+		t.Fatalf("spent %v, want 2.5", got)
+	}
+}
+
+// TestScaleOutShardDown: a release on a Spider table one of whose shards is
+// down is charged, fails with a clear error that names neither the backend
+// nor its account, and the ledger records the failure.
+func TestScaleOutShardDown(t *testing.T) {
+	needSpider(t)
+	// Partition p2 lives on shard 2 through server "s2down", which is
+	// pointed at a dead port once the table is protected.
+	createShardedVia(t, "down", "pts", pointCols, "s2down")
+	insertRows(t, headConn(t), "down.pts", renderRows(inBounds(pointRows(100, true))))
+	var down *downAfterCount
+	ts := startBackendServerWith(t, t.TempDir(), func(e *engine.Engine) {
+		down = &downAfterCount{Rows: e.Env.Store}
+		e.Env.Store = down
+	})
+	root := ts.connect("root", rootPW, "")
+	mustExec(t, root, "CREATE USER ana IDENTIFIED BY 'ana-pw'")
+	mustExec(t, root, "CALL dp_attach('down.pts')")
+	mustExec(t, root, "GRANT SELECT, EXECUTE ON down.* TO ana")
+	mustExec(t, root, "CALL dp_bounds('down.pts', 'x2', 0, 4)")
+	mustExec(t, root, "CALL dp_bounds('down.pts', 'x1', -1, 1)")
+	mustExec(t, root, "CALL dp_bounds('down.pts', 'y', -1, 1)")
+	mustExec(t, root, "CALL dp_protect('down.pts', 10, 1e-5)")
+	ana := ts.connect("ana", "ana-pw", "down")
+	h := headConn(t)
+	mustExec(t, h, fmt.Sprintf("ALTER SERVER s2down OPTIONS (PORT %d)", freePort(t)))
+	mustExec(t, h, "FLUSH TABLES")
+	// The row count is read before charging: a shard down then is refused
+	// with nothing charged.
+	err := wantErr(t, ana, "SELECT DP_MEAN('pts', 'x2', 0.5)")
+	if backendLeak(err) {
+		t.Fatalf("error leaks the backend: %v", err)
+	}
+	if got := spent(t, ts.connect("root", rootPW, "down"), "down.pts"); got != 0 {
+		t.Fatalf("a release refused before reading was charged %v", got)
+	}
+	t.Logf("shard down before the release: %v", err)
+
+	// Down between planning and reading: the charge stays, the analyst
+	// gets the backend error, the ledger says failed.
+	down.fake.Store(true)
+	err = wantErr(t, ana, "SELECT DP_MEAN('pts', 'x2', 0.5)", "storage backend failed", "charge is kept")
+	if backendLeak(err) {
+		t.Fatalf("error leaks the backend: %v", err)
+	}
+	err = wantErr(t, ana, "SELECT DP_TRAIN('pts', 1, 'linreg', 'label=y; features=x1,x2')", "storage backend failed")
+	if backendLeak(err) {
+		t.Fatalf("error leaks the backend: %v", err)
+	}
+	if got := spent(t, ts.connect("root", rootPW, "down"), "down.pts"); math.Abs(got-1.5) > 1e-9 {
+		t.Fatalf("spent %v after two failed releases, want 1.5 (the charges stay)", got)
+	}
+	if got := queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger WHERE table_name = 'down.pts' AND status = 'failed'"); got != 2 {
+		t.Fatalf("ledger has %v failed releases, want 2", got)
+	}
+}
+
+// downAfterCount, once fake is set, answers the row count from a fixed
+// public value (as if the shard failed after planning): the release is
+// planned and charged, then its aggregate reaches the dead shard.
+type downAfterCount struct {
+	functions.Rows
+	fake atomic.Bool
+}
+
+func (d *downAfterCount) RowCount(db, table string) (int64, error) {
+	if d.fake.Load() {
+		return 100, nil
+	}
+	return d.Rows.RowCount(db, table)
+}
+
+func (d *downAfterCount) ShiftedSum(db, table, col string, lo, hi float64) (float64, int64, bool, error) {
+	return d.Rows.(functions.Pushdown).ShiftedSum(db, table, col, lo, hi)
+}
+
+func (d *downAfterCount) LinearStats(db, table string, m functions.LinearMap) ([]float64, []float64, int64, bool, error) {
+	return d.Rows.(functions.Pushdown).LinearStats(db, table, m)
+}
+
+// freePort returns a loopback port with nothing listening.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return p
+}
+
+// TestScaleOutBypassSuite runs the analyst bypass suite unchanged with
+// demo.people on the Spider cluster (attached) instead of the embedded
+// store.
+func TestScaleOutBypassSuite(t *testing.T) {
+	needSpider(t)
+	createSharded(t, "demo", "people", "id INT NOT NULL PRIMARY KEY, name VARCHAR(64), age DOUBLE, town INT")
+	var rows []string
+	for i := 0; i < 50; i++ {
+		rows = append(rows, fmt.Sprintf("(%d, 'person%d', %d, %d)", i, i, 20+i%50, i%3))
+	}
+	insertRows(t, headConn(t), "demo.people", rows)
+	ts := startBackendServer(t, t.TempDir())
+	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE demo")
+	root := ts.connect("root", rootPW, "demo")
+	mustExec(t, root, "CALL dp_attach('demo.people')")
+	mustExec(t, root, "CREATE TABLE demo.towns (id INT PRIMARY KEY, tname VARCHAR(64))")
+	mustExec(t, root, "INSERT INTO demo.towns VALUES (0,'a'),(1,'b'),(2,'c')")
+	mustExec(t, root, "CALL dp_bounds('people', 'age', 0, 100)")
+	mustExec(t, root, "CALL dp_protect('people', 10, 0)")
+	mustExec(t, root, "CREATE USER IF NOT EXISTS 'ana'@'%' IDENTIFIED BY 'ana-pw'")
+	mustExec(t, root, "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, CREATE VIEW, DROP, ALTER, EXECUTE, TRIGGER ON demo.* TO 'ana'@'%'")
+	runBypassSuite(t, ts, root)
+}
+
+func (d *downAfterCount) CountOutside(db, table, col string, lo, hi float64) (int64, bool, error) {
+	return d.Rows.(functions.Pushdown).CountOutside(db, table, col, lo, hi)
+}

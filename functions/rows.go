@@ -1,0 +1,63 @@
+package functions
+
+import (
+	"errors"
+
+	"github.com/dolthub/go-mysql-server/sql"
+)
+
+// Rows is the storage DP releases read directly (no hooks, no privileges,
+// no SQL of the analyst): the embedded store (engine/store), or the
+// engine's router that sends tables attached from a MariaDB/MySQL server to
+// engine/mysqlstore (scale-out, issue 14). Every scan reads one consistent
+// snapshot and reports the number of rows it read.
+type Rows interface {
+	TableSchema(db, table string) (sql.Schema, error)
+	RowCount(db, table string) (int64, error)
+	ScanFloats(db, table string, cols []string, fn func(row []float64) error) (int64, error)
+	ScanValues(db, table string, cols []string, fn func(row []any) error) (int64, error)
+}
+
+// Pushdown is implemented by storage that can compute a release's
+// noise-free statistics next to the data (aggregate SQL on a MariaDB or
+// Spider backend). Each method answers ok = false when the table is not
+// one it serves, or when the statistic cannot be pushed down exactly (the
+// caller then scans rows as on the embedded store); it reads one
+// consistent snapshot and returns the n of that snapshot.
+type Pushdown interface {
+	// ShiftedSum returns n and Σ fl(clip(v) − lo), clip as mechanism.Clip
+	// (NULL → fl(lo + (hi − lo)/2)), summed exactly and rounded once.
+	ShiftedSum(db, table, col string, lo, hi float64) (sum float64, n int64, ok bool, err error)
+	// LinearStats returns n, A = Σ x′x′ᵀ (F×F row-major, both triangles)
+	// and c = Σ y′x′ of the rows mapped as mechanism.Prepared.Transform and
+	// linreg's label map (see LinearMap), summed exactly, rounded once.
+	LinearStats(db, table string, m LinearMap) (a, c []float64, n int64, ok bool, err error)
+	// CountOutside returns the number of rows whose col is not NULL and
+	// lies outside [lo, hi] (dp_bounds' check of existing rows).
+	CountOutside(db, table, col string, lo, hi float64) (n int64, ok bool, err error)
+}
+
+// LinearMap describes the per-row map of the linear mechanisms: feature j
+// becomes z = clamp(v·Mul[j] + Add[j], −1, 1)·Inv (NULL → 0), an intercept
+// coordinate Inv is appended when Intercept, and the label becomes
+// y′ = clamp((clip(y) − Mid)/Half, −1, 1), clip to [LabelLo, LabelHi] with
+// NULL → LabelNull. Every value is computed from public bounds.
+type LinearMap struct {
+	Features         []string
+	Mul, Add         []float64
+	Inv              float64
+	Intercept        bool
+	Label            string
+	LabelLo, LabelHi float64
+	Mid, Half        float64
+	LabelNull        float64
+}
+
+// ErrBackend marks a failure of the storage backend (a server or shard
+// unreachable, a lost connection): its message is the operator's, and the
+// analyst gets errBackendFailed instead.
+var ErrBackend = errors.New("storage backend failure")
+
+// errBackendFailed is what an analyst sees when the backend failed during a
+// release: the failure is of the infrastructure, not of the rows.
+var errBackendFailed = errors.New("the storage backend failed during the release (a server or shard is unreachable); the privacy charge is kept, nothing was released (details in dp_ledger and the server log)")
