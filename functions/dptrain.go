@@ -64,14 +64,14 @@ func (e *Env) dpTrain(ctx *sql.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	tune, err := takeBool(a.opts, "tune") // [sel] private selection, tune.go
+	tune, err := takeBool(a.opts, "tune") // [sel2] private selection, tune.go
 	if err != nil {
 		return nil, err
 	}
 	switch kind {
 	case mechanism.KindSVM, mechanism.KindLMGC, mechanism.KindLSQ:
-		if tune { // [sel]
-			return nil, fmt.Errorf("tune=1 supports kinds lda, qda, gnb, logreg and auto, not %q", kind)
+		if tune { // [sel2]
+			return nil, fmt.Errorf("tune=1 supports kinds %s, not %q", tuneKinds, kind)
 		}
 		p, err := e.planDelegate(ctx, kind, a)
 		if err != nil {
@@ -83,7 +83,7 @@ func (e *Env) dpTrain(ctx *sql.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tune { // [sel] tune=1: Liu–Talwar selection over a public grid (tune.go)
+	if tune { // [sel2] tune=1: held-out selection over a public grid (tune.go)
 		p, err := e.planTune(a, kind, delta)
 		if err != nil {
 			return nil, err

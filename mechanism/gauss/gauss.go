@@ -67,6 +67,7 @@ type Trainer struct {
 	lay    layout
 	cal    calibration
 	used   atomic.Bool
+	shrink float64 // post-processing shrinkage of the model being built (TrainVariants)
 }
 
 // Plan validates cfg and derives the weights, the sensitivity, the noise
@@ -236,4 +237,35 @@ func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 // checkInput validates the shapes of the data (caller bugs only).
 func (t *Trainer) checkInput(X [][]float64, y []int) error {
 	return mechanism.CheckShape("gauss", X, y, t.cfg.N, len(t.cfg.Features), 0)
+}
+
+// TrainVariants is Train for private hyperparameter selection: ONE noisy
+// release of the statistics, then one model per shrinkage γ ∈ [0, 1) in
+// shrinks (post-processing only: the eigenvalues of every covariance
+// estimate, or gnb's variances, are pulled toward their mean,
+// (1 − γ)λ + γ·mean λ). The cost is Events(), whatever the number of
+// variants. Shape errors are the only errors, as for Train.
+func (t *Trainer) TrainVariants(X [][]float64, y []int, shrinks []float64) ([]*mechanism.Model, error) {
+	for _, g := range shrinks {
+		if !(g >= 0 && g < 1) {
+			return nil, fmt.Errorf("gauss: shrinkage must be in [0, 1), got %v", g)
+		}
+	}
+	if !t.used.CompareAndSwap(false, true) {
+		return nil, errors.New("gauss: this plan has already been used for a release")
+	}
+	st, err := t.statistics(X, y)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.release(st); err != nil {
+		return nil, err
+	}
+	out := make([]*mechanism.Model, len(shrinks))
+	for i, g := range shrinks {
+		t.shrink = g
+		out[i] = t.model(st)
+	}
+	t.shrink = 0
+	return out, nil
 }
