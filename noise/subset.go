@@ -40,3 +40,17 @@ func SampleSubset(n, k int) (Subset, error) {
 	}
 	return s, nil
 }
+
+// SubsetOf returns the subset of {0, …, n−1} holding the given positions
+// (tests and audits build fixed or deliberately broken splits with it; the
+// SQL path draws with SampleSubset).
+func SubsetOf(n int, members []int) (Subset, error) {
+	s := Subset{n: n, bits: make([]uint64, (n+63)/64)}
+	for _, i := range members {
+		if i < 0 || i >= n {
+			return Subset{}, fmt.Errorf("noise: position %d outside 0..%d", i, n-1)
+		}
+		s.add(i)
+	}
+	return s, nil
+}
