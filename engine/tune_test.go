@@ -8,9 +8,9 @@ import (
 )
 
 // TestDPTrainTuneEndToEnd: DP_TRAIN with tune=1 over the wire — dry_run
-// shows the grid and the split without charging; the real call trains,
-// charges exactly the total (ε, δ) in ONE ledger entry, and dp_models
-// records tune=1, the grid and the choice but not the trial count; public
+// shows the grid, the split sizes and the charge without charging; the real
+// call trains, charges exactly the call's (ε, δ) in ONE ledger entry, and
+// dp_models records tune=1, the grid, the choice and n_fit/n_score; public
 // refusals come before any charge.
 func TestDPTrainTuneEndToEnd(t *testing.T) {
 	ts := demoServer(t)
@@ -25,82 +25,103 @@ func TestDPTrainTuneEndToEnd(t *testing.T) {
 		return s
 	}
 	ledger := func() float64 { return queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger") }
-	deltaSpent := func() float64 {
-		return queryFloat(t, ana, "SELECT delta_spent FROM dp_budget WHERE table_name = 'demo.wine'")
+	deltaSpent := func(tbl string) float64 {
+		return queryFloat(t, ana, "SELECT delta_spent FROM dp_budget WHERE table_name = '"+tbl+"'")
 	}
 
-	before, eps0, d0 := ledger(), spent(t, ana, "demo.wine"), deltaSpent()
+	before, eps0, d0 := ledger(), spent(t, ana, "demo.digits"), deltaSpent("demo.digits")
 	var plan map[string]any
-	if err := json.Unmarshal([]byte(str("SELECT DP_TRAIN('wine', 1.5, 'auto', 'tune=1; dry_run=1')")), &plan); err != nil {
+	if err := json.Unmarshal([]byte(str("SELECT DP_TRAIN('digits', 2, 'lda', 'tune=1; dry_run=1')")), &plan); err != nil {
 		t.Fatalf("dry run is not JSON: %v", err)
 	}
 	hyper, _ := plan["hyperparameters"].(map[string]any)
 	grid, _ := hyper["grid"].([]any)
 	split, _ := hyper["split"].(map[string]any)
-	if plan["charged"] != false || len(grid) != 5 || split == nil {
+	if plan["charged"] != false || len(grid) != 6 || split == nil {
 		t.Fatalf("dry run plan %v", plan)
 	}
-	if et, es := split["epsilon_train"].(float64), split["epsilon_score"].(float64); math.Abs(et+es-0.5) > 1e-12 || math.Abs(es-0.1) > 1e-12 {
-		t.Fatalf("split %v, want ε_train + ε_score = 1.5/3 with score 0.1", split)
+	n, nFit, nScore := split["n"].(float64), split["n_fit"].(float64), split["n_score"].(float64)
+	if nScore != math.Floor(n/5) || nFit+nScore != n {
+		t.Fatalf("split %v, want n_score = ⌊n/5⌋", split)
 	}
-	if e := plan["epsilon"].(float64); e > 1.5+1e-9 || e < 1.5-1e-9 {
-		t.Fatalf("dry run quotes ε %v, want 1.5", e)
+	if e := plan["epsilon"].(float64); math.Abs(e-2) > 1e-9 {
+		t.Fatalf("dry run quotes ε %v, want 2", e)
 	}
-	dTrunc := split["delta_truncation"].(float64)
-	if !(dTrunc > 0 && dTrunc <= 1e-6) {
-		t.Fatalf("truncation δ %v, want in (0, 1e-6]", dTrunc)
+	if eb := hyper["score_epsilon"].(float64); !(eb > 0 && eb <= 2) {
+		t.Fatalf("score ε %v", eb)
 	}
-	if ledger() != before || spent(t, ana, "demo.wine") != eps0 || deltaSpent() != d0 {
+	dQuote := plan["delta"].(float64)
+	if ledger() != before || spent(t, ana, "demo.digits") != eps0 || deltaSpent("demo.digits") != d0 {
 		t.Fatal("dry_run charged or recorded a release")
 	}
 
-	m := str("SELECT DP_TRAIN('wine', 1.5, 'auto', 'tune=1; model=wine_tuned')")
-	if m != "wine_tuned" {
+	if m := str("SELECT DP_TRAIN('digits', 2, 'lda', 'tune=1; model=digits_tuned')"); m != "digits_tuned" {
 		t.Fatalf("model %q", m)
 	}
 	if got := ledger(); got != before+1 {
 		t.Fatalf("ledger grew by %v entries, want 1", got-before)
 	}
-	if e := spent(t, ana, "demo.wine"); math.Abs(e-eps0-1.5) > 1e-9 {
-		t.Fatalf("ε spent %v, want %v", e-eps0, 1.5)
+	if e := spent(t, ana, "demo.digits"); math.Abs(e-eps0-2) > 1e-9 {
+		t.Fatalf("ε spent %v, want 2", e-eps0)
 	}
-	if d := deltaSpent() - d0; math.Abs(d-dTrunc) > 1e-15 {
-		t.Fatalf("δ spent %v, want the truncation δ %v", d, dTrunc)
+	if d := deltaSpent("demo.digits") - d0; math.Abs(d-dQuote) > 1e-15 {
+		t.Fatalf("δ spent %v, the dry run quoted %v", d, dQuote)
 	}
-	params := str("SELECT params FROM dp_models WHERE name = 'wine_tuned'")
-	for _, want := range []string{"tune=1", "grid=", "chosen=", "score="} {
+	params := str("SELECT params FROM dp_models WHERE name = 'digits_tuned'")
+	for _, want := range []string{"tune=1", "grid=shrink=0|", "chosen=shrink=", "n_fit=", "n_score=", "score_epsilon="} {
 		if !strings.Contains(params, want) {
 			t.Fatalf("dp_models params %q lack %q", params, want)
 		}
 	}
-	for _, kv := range strings.Split(params, "; ") {
-		if k, _, _ := strings.Cut(kv, "="); k == "trials" || k == "trial_count" {
-			t.Fatalf("dp_models params %q release the trial count", params)
-		}
+	if k := str("SELECT kind FROM dp_models WHERE name = 'digits_tuned'"); k != "lda" {
+		t.Fatalf("tuned kind %q", k)
 	}
-	kind := str("SELECT kind FROM dp_models WHERE name = 'wine_tuned'")
-	if kind != "lda" && kind != "gnb" && kind != "logreg" {
-		t.Fatalf("tuned kind %q", kind)
-	}
-	if acc := queryFloat(t, ana, "SELECT DP_EVALUATE('wine_tuned', 'wine_test', 1)"); acc < 0 || acc > 1 {
+	if acc := queryFloat(t, ana, "SELECT DP_EVALUATE('digits_tuned', 'digits_test', 1)"); acc < 0 || acc > 1 {
 		t.Fatalf("accuracy %v", acc)
 	}
-	// Per-kind grids train too.
-	for _, k := range []string{"lda", "logreg"} {
-		name := str("SELECT DP_TRAIN('iris', 0.9, '" + k + "', 'tune=1')")
-		if got := str("SELECT kind FROM dp_models WHERE name = '" + name + "'"); got != k {
+
+	// Regression: linreg over its ridge grid, and auto on a regression table.
+	for _, k := range []string{"linreg", "auto"} {
+		name := str("SELECT DP_TRAIN('diabetes', 2, '" + k + "', 'tune=1')")
+		if got := str("SELECT kind FROM dp_models WHERE name = '" + name + "'"); got != "linreg" {
 			t.Fatalf("tune=1 kind %s trained %q", k, got)
+		}
+		if p := str("SELECT params FROM dp_models WHERE name = '" + name + "'"); !strings.Contains(p, "chosen=ridge=") {
+			t.Fatalf("linreg tune params %q", p)
 		}
 	}
 
-	// Public refusals, before any charge: a paper kind, pure ε (no δ for
-	// the truncation), a bad stop probability, an unknown option.
+	// kind=auto on a classification table: a tuned plan of the kind auto
+	// picks, or (when auto picks logreg, which has no grid) a refusal that
+	// says so, before any charge.
+	var auto string
+	if err := ana.QueryRow("SELECT DP_TRAIN('digits', 2, 'auto', 'tune=1; dry_run=1')").Scan(&auto); err != nil {
+		if !strings.Contains(err.Error(), "auto chose logreg") {
+			t.Fatalf("auto tune=1: %v", err)
+		}
+	} else if !strings.Contains(auto, `"tune":1`) || !strings.Contains(auto, `"kind":"lda"`) && !strings.Contains(auto, `"kind":"gnb"`) && !strings.Contains(auto, `"kind":"qda"`) {
+		t.Fatalf("auto tune=1 plan %s", auto)
+	}
+	t.Logf("auto tune=1 on digits: %.200s", auto)
+
+	// Public refusals, before any charge: a paper kind, logreg, a table too
+	// small to hold out (iris: n_score = 24), ε too small for the held-out
+	// part to score, an unknown option.
+	for _, tbl := range []string{"demo.iris", "demo.digits"} {
+		before, eps0 = ledger(), spent(t, ana, tbl)
+		short := strings.TrimPrefix(tbl, "demo.")
+		wantErr(t, ana, "SELECT DP_TRAIN('"+short+"', 1, 'svm', 'tune=1')", "tune=1")
+		wantErr(t, ana, "SELECT DP_TRAIN('"+short+"', 1, 'logreg', 'tune=1')", "tune=1")
+		if ledger() != before || spent(t, ana, tbl) != eps0 {
+			t.Fatal("a refused tune=1 call charged or recorded a release")
+		}
+	}
 	before, eps0 = ledger(), spent(t, ana, "demo.iris")
-	wantErr(t, ana, "SELECT DP_TRAIN('iris', 1, 'svm', 'tune=1')", "tune=1")
-	wantErr(t, ana, "SELECT DP_TRAIN('iris', 1, 'lda', 'tune=1; delta=0')", "δ > 0")
-	wantErr(t, ana, "SELECT DP_TRAIN('iris', 1, 'lda', 'tune=1; stop=2')", "stop probability")
-	wantErr(t, ana, "SELECT DP_TRAIN('iris', 1, 'lda', 'tune=1; depth=3')", "depth")
-	if ledger() != before || spent(t, ana, "demo.iris") != eps0 {
+	wantErr(t, ana, "SELECT DP_TRAIN('iris', 1, 'lda', 'tune=1')", "held-out")
+	before2, eps2 := ledger(), spent(t, ana, "demo.digits")
+	wantErr(t, ana, "SELECT DP_TRAIN('digits', 1, 'lda', 'tune=1; depth=3')", "depth")
+	wantErr(t, ana, "SELECT DP_TRAIN('digits', 0.05, 'lda', 'tune=1')", "n_B·ε_B")
+	if ledger() != before2 || spent(t, ana, "demo.iris") != eps0 || spent(t, ana, "demo.digits") != eps2 || before2 != before {
 		t.Fatal("a refused tune=1 call charged or recorded a release")
 	}
 }
