@@ -2,10 +2,41 @@ package engine_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dpsql/dpsql/mechanism/selection"
 )
+
+// tuneRegTable imports demo.reg: 800 deterministic rows y = 2·x1 − x2 +
+// small noise, bounds declared, protected with (10, 1e-5).
+func tuneRegTable(t *testing.T, ts *testServer) {
+	t.Helper()
+	csv := filepath.Join(t.TempDir(), "reg.csv")
+	var b strings.Builder
+	b.WriteString("id,x1,x2,y\n")
+	for i := 0; i < 800; i++ {
+		h := uint64(i)*0x9E3779B97F4A7C15 + 777
+		x1, x2 := float64(h>>11%1000)/1000, float64(h>>31%1000)/1000
+		e := (float64(h>>51%100) - 50) / 500
+		fmt.Fprintf(&b, "%d,%.3f,%.3f,%.4f\n", i, x1, x2, 2*x1-x2+e)
+	}
+	if err := os.WriteFile(csv, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.e.ImportCSVFile("demo.reg", csv); err != nil {
+		t.Fatal(err)
+	}
+	root := ts.connect("root", rootPW, "demo")
+	for _, q := range []string{"CALL dp_bounds('reg', 'x1', 0, 1)", "CALL dp_bounds('reg', 'x2', 0, 1)",
+		"CALL dp_bounds('reg', 'y', -2, 3)", "CALL dp_protect('reg', 10, 1e-5)"} {
+		mustExec(t, root, q)
+	}
+}
 
 // TestDPTrainTuneEndToEnd: DP_TRAIN with tune=1 over the wire — dry_run
 // shows the grid, the split sizes and the charge without charging; the real
@@ -37,12 +68,12 @@ func TestDPTrainTuneEndToEnd(t *testing.T) {
 	hyper, _ := plan["hyperparameters"].(map[string]any)
 	grid, _ := hyper["grid"].([]any)
 	split, _ := hyper["split"].(map[string]any)
-	if plan["charged"] != false || len(grid) != 6 || split == nil {
+	if plan["charged"] != false || len(grid) != len(selection.GaussVariants) || split == nil {
 		t.Fatalf("dry run plan %v", plan)
 	}
 	n, nFit, nScore := split["n"].(float64), split["n_fit"].(float64), split["n_score"].(float64)
-	if nScore != math.Floor(n/5) || nFit+nScore != n {
-		t.Fatalf("split %v, want n_score = ⌊n/5⌋", split)
+	if nScore != math.Floor(n/selection.HoldoutDivisor) || nFit+nScore != n {
+		t.Fatalf("split %v, want n_score = ⌊n/%d⌋", split, selection.HoldoutDivisor)
 	}
 	if e := plan["epsilon"].(float64); math.Abs(e-2) > 1e-9 {
 		t.Fatalf("dry run quotes ε %v, want 2", e)
@@ -68,7 +99,7 @@ func TestDPTrainTuneEndToEnd(t *testing.T) {
 		t.Fatalf("δ spent %v, the dry run quoted %v", d, dQuote)
 	}
 	params := str("SELECT params FROM dp_models WHERE name = 'digits_tuned'")
-	for _, want := range []string{"tune=1", "grid=shrink=0|", "chosen=shrink=", "n_fit=", "n_score=", "score_epsilon="} {
+	for _, want := range []string{"tune=1", "grid=default|", "chosen=", "n_fit=", "n_score=", "score_epsilon="} {
 		if !strings.Contains(params, want) {
 			t.Fatalf("dp_models params %q lack %q", params, want)
 		}
@@ -81,8 +112,9 @@ func TestDPTrainTuneEndToEnd(t *testing.T) {
 	}
 
 	// Regression: linreg over its ridge grid, and auto on a regression table.
+	tuneRegTable(t, ts)
 	for _, k := range []string{"linreg", "auto"} {
-		name := str("SELECT DP_TRAIN('diabetes', 2, '" + k + "', 'tune=1')")
+		name := str("SELECT DP_TRAIN('reg', 2, '" + k + "', 'tune=1; features=x1,x2; label=y')")
 		if got := str("SELECT kind FROM dp_models WHERE name = '" + name + "'"); got != "linreg" {
 			t.Fatalf("tune=1 kind %s trained %q", k, got)
 		}

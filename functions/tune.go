@@ -14,10 +14,10 @@ import (
 
 // [sel2] DP_TRAIN(t, ε, kind, 'tune=1; …'): private hyperparameter
 // selection on a secret random held-out split (mechanism/selection,
-// docs/mechanisms/selection.md). A = n − ⌊n/5⌋ random rows get ONE noisy
+// docs/mechanisms/selection.md). A = n − ⌊n/10⌋ random rows get ONE noisy
 // sufficient-statistics release at the call's full (ε, δ), exactly as the
 // default mechanism with n_A rows; every grid point is a post-processing of
-// it; B = the other ⌊n/5⌋ rows score all of them and report-noisy-max
+// it; B = the other ⌊n/10⌋ rows score all of them and report-noisy-max
 // (Laplace 2/ε_B) releases the best index. A and B are disjoint: the
 // ledger records the A-release's events only (parallel composition, ε_B
 // dominated by them). Liu–Talwar random stopping (h/sel) is not reachable

@@ -227,10 +227,13 @@ func (t *Trainer) params() map[string]float64 {
 	}
 }
 
-// withShrink records a non-zero post-processing shrinkage in the params.
+// withShrink records a non-default post-processing variant in the params.
 func (t *Trainer) withShrink(p map[string]float64) map[string]float64 {
-	if t.shrink != 0 {
-		p["shrink"] = t.shrink
+	if t.post.Shrink != 0 {
+		p["shrink"] = t.post.Shrink
+	}
+	if t.post.Ridge != 0 {
+		p["post_ridge"] = t.post.Ridge
 	}
 	return p
 }
@@ -253,7 +256,7 @@ func (t *Trainer) lda(v []float64, e estimates) [][]float64 {
 	for i := range sc {
 		sc[i] /= dof
 	}
-	p, _ := t.shrunk(denoise(sc, d, t.cal.sdOff/dof, t.cfg.EdgeFactor)).precision(d)
+	p, _ := t.shrunk(denoise(sc, d, t.cal.sdOff/dof, t.cfg.EdgeFactor), t.cal.sdOff/dof).precision(d)
 	rootD := math.Sqrt(float64(d + 1))
 	ws := make([][]float64, l.k)
 	for k := range ws {
@@ -345,7 +348,7 @@ func (t *Trainer) qda(v []float64, e estimates) [][]float64 {
 		for i := range mix {
 			mix[i] = (1-g)*classes[k][i] + g*pooled[i]
 		}
-		p, logdet := t.shrunk(denoise(mix, d, (1-g)*sOff+g*sOffP, t.cfg.EdgeFactor)).precision(d)
+		p, logdet := t.shrunk(denoise(mix, d, (1-g)*sOff+g*sOffP, t.cfg.EdgeFactor), (1-g)*sOff+g*sOffP).precision(d)
 		phis[k] = homogeneous(p, e.mu[k], logdet-2*math.Log(e.prior[k]))
 	}
 	return phis
@@ -391,7 +394,10 @@ func (t *Trainer) gnb(v []float64, e estimates) [][]float64 {
 		for j := range vs {
 			vs[j] = math.Max((1-g)*raw[k][j]+g*pooled[j], floor)
 		}
-		vs = shrinkToMean(vs, t.shrink)
+		vs = shrinkToMean(vs, t.post.Shrink)
+		for j := range vs {
+			vs[j] += t.post.Ridge * floor
+		}
 		p := make([]float64, d*d)
 		var logdet float64
 		for j, vj := range vs {
@@ -403,12 +409,16 @@ func (t *Trainer) gnb(v []float64, e estimates) [][]float64 {
 	return phis
 }
 
-// shrunk applies the post-processing shrinkage t.shrink = γ ∈ [0, 1) to a
-// covariance estimate: every eigenvalue λ becomes (1 − γ)λ + γ·mean(λ), a
-// Ledoit–Wolf-style pull toward the scaled identity (γ = 0: unchanged).
-func (t *Trainer) shrunk(s spectral) spectral {
-	s.vals = shrinkToMean(s.vals, t.shrink)
-	return s
+// shrunk applies the post-processing variant to a covariance estimate
+// whose off-diagonal noise level is s: every eigenvalue λ becomes
+// (1 − γ)λ + γ·mean(λ) + Ridge·2s√d (the zero variant: unchanged).
+func (t *Trainer) shrunk(sp spectral, s float64) spectral {
+	sp.vals = shrinkToMean(sp.vals, t.post.Shrink)
+	add := t.post.Ridge * 2 * s * math.Sqrt(float64(len(sp.vals)))
+	for i := range sp.vals {
+		sp.vals[i] += add
+	}
+	return sp
 }
 
 // shrinkToMean returns (1 − γ)v + γ·mean(v), in place.

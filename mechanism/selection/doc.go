@@ -1,7 +1,7 @@
 // Package selection is private hyperparameter selection.
 //
 // heldout.go is what DP_TRAIN(…, 'tune=1') runs: a secret uniformly random
-// split of the row positions into A (n − ⌊n/5⌋ rows) and B (⌊n/5⌋ rows),
+// split of the row positions into A (n − ⌊n/10⌋ rows) and B (⌊n/10⌋ rows),
 // drawn with crypto randomness independently of the rows; ONE noisy release
 // on A at the call's full (ε, δ), post-processed into every candidate of a
 // public grid; every candidate scored on B (sensitivity-1 scores on a

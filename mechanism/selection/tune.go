@@ -12,13 +12,13 @@ import (
 // Public grids of tune=1 (docs/mechanisms/selection.md §6). Every point is
 // a post-processing of the one noisy release on A.
 var (
-	// GaussShrinks: covariance (gnb: variance) shrinkage toward the mean
-	// eigenvalue; γ = 0 is the default model.
-	GaussShrinks = []float64{0, 0.1, 0.25, 0.5, 0.75, 0.9}
+	// GaussVariants: post-processing of the noisy statistics (gauss.Variant);
+	// the zero variant is the default model.
+	GaussVariants = []gauss.Variant{{}, {Ridge: 0.5}, {Ridge: 2}, {Edge: 0.5}, {Shrink: 0.5}}
 	// LinRegVariants: AdaSSP ridge factor c and eigenvalue floor factor
 	// around the default {linreg.RidgeFactor, linreg.FloorFactor}.
-	LinRegVariants = []linreg.Variant{{Ridge: 0, Floor: 0.25}, {Ridge: 0, Floor: 1},
-		{Ridge: linreg.RidgeFactor, Floor: linreg.FloorFactor}, {Ridge: 1, Floor: 1}, {Ridge: 4, Floor: 1}, {Ridge: 16, Floor: 1}}
+	LinRegVariants = []linreg.Variant{{Ridge: linreg.RidgeFactor, Floor: linreg.FloorFactor},
+		{Ridge: 0, Floor: 1}, {Ridge: 0, Floor: 0.3}, {Ridge: 0, Floor: 0.1}, {Ridge: 0, Floor: 0.03}, {Ridge: 1, Floor: 1}, {Ridge: 4, Floor: 1}}
 )
 
 // Tuner is a planned held-out selection for one sufficient-statistics
@@ -49,8 +49,8 @@ func PlanGauss(cfg gauss.Config) (*Tuner, error) {
 		return nil, err
 	}
 	t := &Tuner{n: n, nA: nA, nB: nB, events: tr.Events(), g: tr, classes: tr.Config().Classes}
-	for _, g := range GaussShrinks {
-		t.grid = append(t.grid, fmt.Sprintf("shrink=%g", g))
+	for _, v := range GaussVariants {
+		t.grid = append(t.grid, v.String())
 	}
 	return t, t.scoreEpsilon(cfg.Epsilon)
 }
@@ -107,7 +107,7 @@ func (t *Tuner) TrainClassification(X [][]float64, y []int) (*mechanism.Model, i
 		return nil, 0, err
 	}
 	return t.finish(HoldOut(split, t.epsB, func(a []int) ([]*mechanism.Model, error) {
-		return t.g.TrainVariants(pick(X, a), pick(y, a), GaussShrinks)
+		return t.g.TrainVariants(pick(X, a), pick(y, a), GaussVariants)
 	}, func(m *mechanism.Model, b []int) float64 {
 		return ClassScore(m, t.classes, pick(X, b), pick(y, b))
 	}))
