@@ -38,7 +38,6 @@ func (e *Env) planTune(a trainArgs, kind string, delta float64) (*trainPlan, err
 		if kind == mechanism.KindLogReg {
 			return nil, fmt.Errorf("tune=1 supports kinds %s; kind=auto chose logreg for this table (%s), which has no post-processing grid — call DP_TRAIN without tune=1 or with kind lda/gnb", tuneKinds, choice)
 		}
-		delete(a.opts, "method") // set by autoKind for logreg only
 	}
 	switch kind {
 	case mechanism.KindLDA, mechanism.KindQDA, mechanism.KindGNB, mechanism.KindLinReg:

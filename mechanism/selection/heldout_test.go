@@ -19,7 +19,7 @@ func diffLaplaceCDF(x, b float64) float64 {
 // probability P[L₁ − L₀ < 2] at Laplace scale 2/ε — the scale of the
 // proof, not 1/ε (0.724 against 0.865 at ε = 1).
 func TestReportNoisyMaxExactScale(t *testing.T) {
-	const eps, n = 1.0, 40000
+	const eps, n = 1.0, 20000
 	wins := 0
 	for range n {
 		c, err := ReportNoisyMax([]float64{2, 0}, eps)
@@ -42,7 +42,7 @@ func TestReportNoisyMaxExactScale(t *testing.T) {
 // scores are chosen uniformly (the lowest-index tie rule acts only on
 // equal noisy values).
 func TestReportNoisyMaxUniformOnTies(t *testing.T) {
-	const n = 30000
+	const n = 15000
 	var counts [3]int
 	for range n {
 		c, err := ReportNoisyMax([]float64{5, 5, 5}, 0.5)
