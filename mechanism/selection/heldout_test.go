@@ -340,7 +340,7 @@ func TestAuditHoldOutScores(t *testing.T) {
 // TestAuditHoldOutUnderNoisedCaught (must fail): Laplace 1/(4ε) on the
 // scores instead of 2/ε leaks about 6ε on this instance.
 func TestAuditHoldOutUnderNoisedCaught(t *testing.T) {
-	audit.RequireCatch(t, func(b int) float64 { return auditHoldOut(t, 1/(4*auditEps), b) }, auditEps, audit.Config{N: 40000})
+	audit.RequireCatch(t, func(b int) float64 { return auditHoldOut(t, 1/(4*auditEps), b) }, auditEps, audit.Config{N: 20000})
 }
 
 // TestAuditDataDependentSplitCaught (must fail): a split chosen from the
