@@ -11,11 +11,9 @@
 // worst-case Rényi curve is dominated by theirs (ScoreEpsilon). Every
 // candidate is always scored: no data-dependent branch or running time.
 //
-// selection.go is Liu & Talwar's random stopping ("Private Selection from
-// Private Candidates", STOC 2019, Theorem 3.1), truncated at a public cap.
-// It is NOT reachable from SQL: its guarantee needs the number of trials T
-// hidden, and T shows in the running time (an audit of the fixed-T variant
-// found ε_lower 2.23 > 1.5). It is kept, with its tests, for reference.
+// Liu & Talwar's random stopping (STOC 2019), an earlier version of this
+// package, was removed: its guarantee needs the number of trials hidden,
+// and that number shows in the running time (selection.md §7).
 // Derivations: docs/mechanisms/selection.md.
 //
 // The package has no SQL imports.
