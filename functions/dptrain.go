@@ -64,8 +64,15 @@ func (e *Env) dpTrain(ctx *sql.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	tune, err := takeBool(a.opts, "tune") // [sel2] private selection, tune.go
+	if err != nil {
+		return nil, err
+	}
 	switch kind {
 	case mechanism.KindSVM, mechanism.KindLMGC, mechanism.KindLSQ:
+		if tune { // [sel2]
+			return nil, fmt.Errorf("tune=1 supports kinds %s, not %q", tuneKinds, kind)
+		}
 		p, err := e.planDelegate(ctx, kind, a)
 		if err != nil {
 			return nil, err
@@ -75,6 +82,16 @@ func (e *Env) dpTrain(ctx *sql.Context, args []any) (any, error) {
 	delta, err := e.trainDelta(a)
 	if err != nil {
 		return nil, err
+	}
+	if tune { // [sel2] tune=1: held-out selection over a public grid (tune.go)
+		p, err := e.planTune(a, kind, delta)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.opts.unknown(); err != nil {
+			return nil, err
+		}
+		return e.runPlan(ctx, p, dry)
 	}
 	choice := ""
 	if kind == auto.KindAuto {

@@ -193,7 +193,7 @@ func (t *Trainer) model(v []float64) *mechanism.Model {
 		Features: append([]string(nil), t.cfg.Features...),
 		Classes:  append([]string(nil), t.cfg.Classes...),
 		Scaler:   t.scaler,
-		Params:   t.params(),
+		Params:   t.withShrink(t.params()),
 	}
 	switch t.cfg.Kind {
 	case KindLDA:
@@ -227,6 +227,17 @@ func (t *Trainer) params() map[string]float64 {
 	}
 }
 
+// withShrink records a non-default post-processing variant in the params.
+func (t *Trainer) withShrink(p map[string]float64) map[string]float64 {
+	if t.post.Shrink != 0 {
+		p["shrink"] = t.post.Shrink
+	}
+	if t.post.Ridge != 0 {
+		p["post_ridge"] = t.post.Ridge
+	}
+	return p
+}
+
 // within returns max(n − K, 1), the degrees of freedom of a pooled
 // covariance (n is public).
 func (t *Trainer) within() float64 { return math.Max(float64(t.cfg.N-t.lay.k), 1) }
@@ -245,7 +256,7 @@ func (t *Trainer) lda(v []float64, e estimates) [][]float64 {
 	for i := range sc {
 		sc[i] /= dof
 	}
-	p, _ := denoise(sc, d, t.cal.sdOff/dof, t.cfg.EdgeFactor).precision(d)
+	p, _ := t.shrunk(denoise(sc, d, t.cal.sdOff/dof, t.cfg.EdgeFactor), t.cal.sdOff/dof).precision(d)
 	rootD := math.Sqrt(float64(d + 1))
 	ws := make([][]float64, l.k)
 	for k := range ws {
@@ -337,7 +348,7 @@ func (t *Trainer) qda(v []float64, e estimates) [][]float64 {
 		for i := range mix {
 			mix[i] = (1-g)*classes[k][i] + g*pooled[i]
 		}
-		p, logdet := denoise(mix, d, (1-g)*sOff+g*sOffP, t.cfg.EdgeFactor).precision(d)
+		p, logdet := t.shrunk(denoise(mix, d, (1-g)*sOff+g*sOffP, t.cfg.EdgeFactor), (1-g)*sOff+g*sOffP).precision(d)
 		phis[k] = homogeneous(p, e.mu[k], logdet-2*math.Log(e.prior[k]))
 	}
 	return phis
@@ -379,14 +390,49 @@ func (t *Trainer) gnb(v []float64, e estimates) [][]float64 {
 			g = sdK * sdK / dev
 		}
 		floor := math.Max((1-g)*sdK+g*sdP, minVariance)
+		vs := make([]float64, d)
+		for j := range vs {
+			vs[j] = math.Max((1-g)*raw[k][j]+g*pooled[j], floor)
+		}
+		vs = shrinkToMean(vs, t.post.Shrink)
+		for j := range vs {
+			vs[j] += t.post.Ridge * floor
+		}
 		p := make([]float64, d*d)
 		var logdet float64
-		for j := 0; j < d; j++ {
-			vj := math.Max((1-g)*raw[k][j]+g*pooled[j], floor)
+		for j, vj := range vs {
 			p[j*d+j] = 1 / vj
 			logdet += math.Log(vj)
 		}
 		phis[k] = homogeneous(p, e.mu[k], logdet-2*math.Log(e.prior[k]))
 	}
 	return phis
+}
+
+// shrunk applies the post-processing variant to a covariance estimate
+// whose off-diagonal noise level is s: every eigenvalue λ becomes
+// (1 − γ)λ + γ·mean(λ) + Ridge·2s√d (the zero variant: unchanged).
+func (t *Trainer) shrunk(sp spectral, s float64) spectral {
+	sp.vals = shrinkToMean(sp.vals, t.post.Shrink)
+	add := t.post.Ridge * 2 * s * math.Sqrt(float64(len(sp.vals)))
+	for i := range sp.vals {
+		sp.vals[i] += add
+	}
+	return sp
+}
+
+// shrinkToMean returns (1 − γ)v + γ·mean(v), in place.
+func shrinkToMean(v []float64, g float64) []float64 {
+	if g == 0 || len(v) == 0 {
+		return v
+	}
+	var m float64
+	for _, x := range v {
+		m += x
+	}
+	m /= float64(len(v))
+	for i, x := range v {
+		v[i] = (1-g)*x + g*m
+	}
+	return v
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 
 	"github.com/dpsql/dpsql/budget"
@@ -67,6 +68,7 @@ type Trainer struct {
 	lay    layout
 	cal    calibration
 	used   atomic.Bool
+	post   Variant // post-processing variant of the model being built (TrainVariants)
 }
 
 // Plan validates cfg and derives the weights, the sensitivity, the noise
@@ -236,4 +238,67 @@ func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 // checkInput validates the shapes of the data (caller bugs only).
 func (t *Trainer) checkInput(X [][]float64, y []int) error {
 	return mechanism.CheckShape("gauss", X, y, t.cfg.N, len(t.cfg.Features), 0)
+}
+
+// Variant is one post-processing of the released statistics (every field
+// public, none changes the release): Shrink γ ∈ [0, 1) pulls every
+// eigenvalue of a covariance estimate (gnb: every variance) toward their
+// mean, (1 − γ)λ + γ·mean λ; Ridge ≥ 0 adds Ridge × the noise level (the
+// bulk edge 2s√d of the denoiser; gnb: the variance noise floor) to every
+// eigenvalue; Edge > 0 replaces the denoiser's EdgeFactor (0: the plan's).
+// The zero Variant is Train's model.
+type Variant struct {
+	Shrink, Ridge, Edge float64
+}
+
+// String names the variant: "default" or its non-zero fields.
+func (v Variant) String() string {
+	var parts []string
+	if v.Shrink != 0 {
+		parts = append(parts, fmt.Sprintf("shrink=%g", v.Shrink))
+	}
+	if v.Ridge != 0 {
+		parts = append(parts, fmt.Sprintf("ridge=%g", v.Ridge))
+	}
+	if v.Edge != 0 {
+		parts = append(parts, fmt.Sprintf("edge=%g", v.Edge))
+	}
+	if len(parts) == 0 {
+		return "default"
+	}
+	return strings.Join(parts, ",")
+}
+
+// TrainVariants is Train for private hyperparameter selection: ONE noisy
+// release of the statistics, then one model per variant (post-processing
+// only). The cost is Events(), whatever the number of variants. Shape
+// errors and invalid variants (public) are the only errors.
+func (t *Trainer) TrainVariants(X [][]float64, y []int, variants []Variant) ([]*mechanism.Model, error) {
+	for _, v := range variants {
+		if !(v.Shrink >= 0 && v.Shrink < 1) || !(v.Ridge >= 0) || math.IsInf(v.Ridge, 0) || !(v.Edge >= 0) || math.IsInf(v.Edge, 0) {
+			return nil, fmt.Errorf("gauss: invalid variant %+v (shrink in [0, 1), ridge and edge finite and ≥ 0)", v)
+		}
+	}
+	if !t.used.CompareAndSwap(false, true) {
+		return nil, errors.New("gauss: this plan has already been used for a release")
+	}
+	st, err := t.statistics(X, y)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.release(st); err != nil {
+		return nil, err
+	}
+	out := make([]*mechanism.Model, len(variants))
+	edge := t.cfg.EdgeFactor
+	for i, v := range variants {
+		t.post = v
+		if v.Edge > 0 {
+			t.cfg.EdgeFactor = v.Edge
+		}
+		out[i] = t.model(st)
+		t.cfg.EdgeFactor = edge
+	}
+	t.post = Variant{}
+	return out, nil
 }

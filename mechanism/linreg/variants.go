@@ -1,0 +1,57 @@
+package linreg
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpsql/dpsql/mechanism"
+)
+
+// Variant is one post-processing of the released statistics: AdaSSP's
+// ridge factor c in λ = max(0, c·E − λ̃_min) and the eigenvalue floor
+// factor f (eigenvalues of XᵀX̂ + λI raised to f·E). Train's model is
+// {RidgeFactor, FloorFactor}.
+type Variant struct {
+	Ridge, Floor float64
+}
+
+// TrainVariants is Train for private hyperparameter selection: ONE noisy
+// release of the statistics, then one model per variant. Every model is a
+// post-processing of the same release: the cost is Events(), whatever the
+// number of variants. Shape errors and invalid variants (public) are the
+// only errors.
+func (t *Trainer) TrainVariants(X [][]float64, y []float64, variants []Variant) ([]*mechanism.Model, error) {
+	for _, v := range variants {
+		if !(v.Ridge >= 0) || math.IsInf(v.Ridge, 0) || !(v.Floor > 0) || math.IsInf(v.Floor, 0) {
+			return nil, fmt.Errorf("linreg: variant %+v needs a finite ridge factor ≥ 0 and a finite floor factor > 0", v)
+		}
+	}
+	if err := t.checkRows(X, y); err != nil {
+		return nil, err
+	}
+	r, err := t.addNoise(t.stats(X, y))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*mechanism.Model, len(variants))
+	ridge, floor := t.ridgeFactor, t.floor
+	defer func() { t.ridgeFactor, t.floor = ridge, floor }()
+	for i, v := range variants {
+		t.ridgeFactor, t.floor = v.Ridge, v.Floor
+		theta, lambda := t.estimate(r)
+		params := t.Params()
+		params["lambda"], params["ridge_factor"], params["floor_factor"] = lambda, v.Ridge, v.Floor
+		out[i] = &mechanism.Model{
+			Kind:     mechanism.KindLinReg,
+			Kernel:   "linear",
+			Label:    t.cfg.Label,
+			Features: append([]string(nil), t.cfg.Features...),
+			LabelLo:  t.cfg.LabelLo,
+			LabelHi:  t.cfg.LabelHi,
+			Scaler:   t.scaler,
+			Weights:  [][]float64{theta},
+			Params:   params,
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,54 @@
+package linreg
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestTrainVariants: one release, one model per (ridge, floor) variant;
+// the default variant equals Train's rule, larger ridges shrink θ; invalid
+// variants are refused before the release.
+func TestTrainVariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	beta := synthBeta(rng, 4)
+	ds := synthLinear(rng, beta, 3000, 0.1)
+	tr, err := Plan(synthConfig(4, 3000, 1, 1e-6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.TrainVariants(ds.x, ds.y, []Variant{{Ridge: -1, Floor: 1}}); err == nil {
+		t.Fatal("negative ridge accepted")
+	}
+	if _, err := tr.TrainVariants(ds.x, ds.y, []Variant{{Ridge: 1, Floor: 0}}); err == nil {
+		t.Fatal("zero floor accepted")
+	}
+	vs := []Variant{{Ridge: RidgeFactor, Floor: FloorFactor}, {Ridge: 16, Floor: 1}, {Ridge: 1e6, Floor: 1}}
+	ms, err := tr.TrainVariants(ds.x, ds.y, vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := func(i int) float64 {
+		var s float64
+		for _, w := range ms[i].Weights[0] {
+			s += w * w
+		}
+		return math.Sqrt(s)
+	}
+	if !(norm(0) > norm(1) && norm(1) > norm(2)) || norm(2) > 1e-3*norm(0) {
+		t.Fatalf("θ norms %v %v %v: larger ridges must shrink", norm(0), norm(1), norm(2))
+	}
+	for i, v := range vs {
+		if ms[i].Params["ridge_factor"] != v.Ridge || ms[i].Params["floor_factor"] != v.Floor || !(ms[i].Params["lambda"] >= 0) {
+			t.Fatalf("variant %d params %v", i, ms[i].Params)
+		}
+	}
+	if tr.ridgeFactor != RidgeFactor || tr.floor != FloorFactor {
+		t.Fatal("TrainVariants left the plan's factors changed")
+	}
+	// The default variant's λ follows Train's rule on the same release:
+	// λ = max(0, c·E − λ̃_min) with c = RidgeFactor, so λ(c=16) ≥ λ(c=¼).
+	if ms[1].Params["lambda"] < ms[0].Params["lambda"] {
+		t.Fatalf("λ(16) = %v < λ(¼) = %v", ms[1].Params["lambda"], ms[0].Params["lambda"])
+	}
+}
