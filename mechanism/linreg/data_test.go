@@ -17,7 +17,8 @@ type dataset struct {
 }
 
 // synthConfig returns a Config for d features with public bounds [−1, 1]
-// and label bounds [−1, 1] (the synthetic model's declared domain).
+// and label bounds [−1, 1] (the synthetic model's declared domain), scaled
+// by those bounds (bounds=public; private clipping has its own tests).
 func synthConfig(d, n int, eps, delta float64) Config {
 	names := make([]string, d)
 	lo, hi := make([]float64, d), make([]float64, d)
@@ -25,7 +26,7 @@ func synthConfig(d, n int, eps, delta float64) Config {
 		names[j] = fmt.Sprintf("x%d", j+1)
 		lo[j], hi[j] = -1, 1
 	}
-	return Config{Epsilon: eps, Delta: delta, N: n, Features: names, Lo: lo, Hi: hi, Label: "y", LabelLo: -1, LabelHi: 1}
+	return Config{Epsilon: eps, Delta: delta, N: n, Features: names, Lo: lo, Hi: hi, Label: "y", LabelLo: -1, LabelHi: 1, Bounds: BoundsPublic}
 }
 
 // synthBeta returns d coefficients plus an intercept with ‖β‖₁ + |β₀| = 0.8,

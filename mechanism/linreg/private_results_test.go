@@ -1,0 +1,125 @@
+//go:build results
+
+package linreg
+
+// Private clipping evidence (docs/mechanisms/linreg.md §11). Run:
+//
+//	go test -tags results -run TunePrivateBounds -v ./mechanism/linreg/
+//
+// Not part of CI: it measures, it does not assert. Data: synthetic only
+// (the factor model of cmd/dpsql-accuracy: features N(0, LLᵀ + diag σ²)
+// declared [−5, 5], label unit-variance signal + N(0, 0.5²) + 2 % uniform
+// outliers, declared [−4, 4]) and an inner split of the diabetes TRAINING part.
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+)
+
+// factorData draws n rows of the synthetic regression model with d features.
+func factorData(seed uint64, n, d int) dataset {
+	pr := rand.New(rand.NewPCG(uint64(d), 99))
+	load := make([][]float64, d)
+	sig := make([]float64, d)
+	beta := make([]float64, d)
+	for j := range load {
+		load[j] = []float64{0.5 * pr.NormFloat64(), 0.5 * pr.NormFloat64(), 0.5 * pr.NormFloat64()}
+		sig[j] = 0.5 * math.Exp(pr.Float64()*math.Log(2))
+		beta[j] = pr.NormFloat64()
+	}
+	// Var(βᵀx) = βᵀΣβ, estimated on a pilot draw is not needed: normalise exactly.
+	var v float64
+	for i := range beta {
+		for j := range beta {
+			var s float64
+			for a := 0; a < 3; a++ {
+				s += load[i][a] * load[j][a]
+			}
+			if i == j {
+				s += sig[i] * sig[i]
+			}
+			v += beta[i] * s * beta[j]
+		}
+	}
+	for j := range beta {
+		beta[j] /= math.Sqrt(v)
+	}
+	r := rand.New(rand.NewPCG(seed, uint64(n*1000+d)))
+	ds := dataset{x: make([][]float64, n), y: make([]float64, n)}
+	for i := range ds.x {
+		f := []float64{r.NormFloat64(), r.NormFloat64(), r.NormFloat64()}
+		x := make([]float64, d)
+		var y float64
+		for j := range x {
+			x[j] = sig[j] * r.NormFloat64()
+			for a := range f {
+				x[j] += load[j][a] * f[a]
+			}
+			x[j] = math.Max(-5, math.Min(5, x[j]))
+			y += beta[j] * x[j]
+		}
+		y += 0.5 * r.NormFloat64()
+		if r.Float64() < 0.02 {
+			y = -4 + 8*r.Float64()
+		}
+		ds.x[i], ds.y[i] = x, math.Max(-4, math.Min(4, y))
+	}
+	return ds
+}
+
+func factorConfig(d, n int, eps, delta float64, bounds string) Config {
+	cfg := synthConfig(d, n, eps, delta)
+	for j := range cfg.Lo {
+		cfg.Lo[j], cfg.Hi[j] = -5, 5
+	}
+	cfg.LabelLo, cfg.LabelHi, cfg.Bounds = -4, 4, bounds
+	return cfg
+}
+
+// TestTunePrivateBounds compares bounds=public with private clipping at
+// several quantile levels, relative to the non-private OLS RMSE.
+func TestTunePrivateBounds(t *testing.T) {
+	runs := 5
+	levels := [][2]float64{{0.5, 0.9}, {0.75, 0.9}, {0.9, 0.95}, {0.9, 0.99}, {0.97, 0.99}}
+	if s := os.Getenv("LEVELS"); s == "default" {
+		levels = [][2]float64{{NormQuantile, LabelQuantile}}
+	}
+	for _, delta := range []float64{1e-5} {
+		for _, n := range []int{1000, 10000, 100000} {
+			for _, d := range []int{10, 50} {
+				for _, eps := range []float64{0.1, 1, 10} {
+					train := factorData(1, n, d)
+					test := factorData(2, 5000, d)
+					pub := mustPlan(t, factorConfig(d, n, eps, delta, BoundsPublic))
+					ols := olsRMSE(t, pub, train, test)
+					var line []string
+					var pr []float64
+					for k := 0; k < runs; k++ {
+						pr = append(pr, trainRMSE(t, pub, train, test))
+					}
+					m, _ := meanSD(pr)
+					line = append(line, fmt.Sprintf("public %.3f", m/ols))
+					for _, q := range levels {
+						tr := mustPlan(t, factorConfig(d, n, eps, delta, BoundsPrivate))
+						p, err := planPrivScale(eps, d, q[0], q[1])
+						if err != nil {
+							t.Fatal(err)
+						}
+						tr.priv = p
+						var v []float64
+						for k := 0; k < runs; k++ {
+							v = append(v, trainRMSE(t, tr, train, test))
+						}
+						m, _ := meanSD(v)
+						line = append(line, fmt.Sprintf("q%.2f/%.2f %.3f", q[0], q[1], m/ols))
+					}
+					t.Logf("n=%d d=%d eps=%v ols=%.3f auto=%v | %s", n, d, eps, ols, UsePrivateBounds(n, eps), strings.Join(line, "  "))
+				}
+			}
+		}
+	}
+}
