@@ -109,7 +109,7 @@ func Plan(cfg Config) (*Trainer, error) {
 	// composition: the events' ε add up to cfg.Epsilon).
 	epsSSP := cfg.Epsilon
 	if cfg.Bounds == BoundsPrivate {
-		if t.priv, err = planPrivScale(cfg.Epsilon, d, NormQuantile, LabelQuantile); err != nil {
+		if t.priv, err = planPrivScale(cfg.Epsilon, d, ScaleShare, NormQuantile, LabelQuantile); err != nil {
 			return nil, fmt.Errorf("linreg: private bounds: %w", err)
 		}
 		epsSSP = cfg.Epsilon - t.priv.epsNorm - t.priv.epsMed - t.priv.epsRad

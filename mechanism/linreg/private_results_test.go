@@ -83,15 +83,51 @@ func factorConfig(d, n int, eps, delta float64, bounds string) Config {
 // TestTunePrivateBounds compares bounds=public with private clipping at
 // several quantile levels, relative to the non-private OLS RMSE.
 func TestTunePrivateBounds(t *testing.T) {
-	runs := 5
-	levels := [][2]float64{{0.5, 0.9}, {0.75, 0.9}, {0.9, 0.95}, {0.9, 0.99}, {0.97, 0.99}}
+	runs := 8
+	// {share, norm level, label level}
+	levels := [][3]float64{{0.1, 0.5, 0.9}, {0.1, 0.75, 0.9}, {0.1, 0.9, 0.9}, {0.05, 0.5, 0.9}, {0.05, 0.75, 0.9}, {0.1, 0.75, 0.8}}
 	if s := os.Getenv("LEVELS"); s == "default" {
-		levels = [][2]float64{{NormQuantile, LabelQuantile}}
+		levels = [][3]float64{{ScaleShare, NormQuantile, LabelQuantile}}
+	}
+	ns := []int{1000, 10000, 100000}
+	if os.Getenv("QUICK") != "" {
+		ns = []int{1000, 10000}
+	}
+	// The diabetes TRAINING part (first 353 rows of a fixed permutation),
+	// split again 282/71: the held-out 89 rows are never looked at.
+	rng := rand.New(rand.NewPCG(7, 7))
+	trainPart, _ := split(rng, loadCSV(t, "diabetes.csv"), 353)
+	in, out := split(rng, trainPart, 282)
+	for _, eps := range []float64{1, 10} {
+		pub := mustPlan(t, withBounds(diabetesConfig(len(in.x), eps, 1e-5), BoundsPublic))
+		ols := olsRMSE(t, pub, in, out)
+		var line []string
+		var pr []float64
+		for k := 0; k < 4*runs; k++ {
+			pr = append(pr, trainRMSE(t, pub, in, out))
+		}
+		m, _ := meanSD(pr)
+		line = append(line, fmt.Sprintf("public %.3f", m/ols))
+		for _, q := range levels {
+			tr := mustPlan(t, withBounds(diabetesConfig(len(in.x), eps, 1e-5), BoundsPrivate))
+			p, err := planPrivScale(eps, 10, q[0], q[1], q[2])
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.priv = p
+			var v []float64
+			for k := 0; k < 4*runs; k++ {
+				v = append(v, trainRMSE(t, tr, in, out))
+			}
+			m, _ := meanSD(v)
+			line = append(line, fmt.Sprintf("s%.2f q%.2f/%.2f %.3f", q[0], q[1], q[2], m/ols))
+		}
+		t.Logf("diabetes-inner eps=%v ols=%.1f mean=%.3f | %s", eps, ols, meanRMSE(in, out)/ols, strings.Join(line, "  "))
 	}
 	for _, delta := range []float64{1e-5} {
-		for _, n := range []int{1000, 10000, 100000} {
+		for _, n := range ns {
 			for _, d := range []int{10, 50} {
-				for _, eps := range []float64{0.1, 1, 10} {
+				for _, eps := range []float64{0.1, 0.3, 1, 10} {
 					train := factorData(1, n, d)
 					test := factorData(2, 5000, d)
 					pub := mustPlan(t, factorConfig(d, n, eps, delta, BoundsPublic))
@@ -105,7 +141,7 @@ func TestTunePrivateBounds(t *testing.T) {
 					line = append(line, fmt.Sprintf("public %.3f", m/ols))
 					for _, q := range levels {
 						tr := mustPlan(t, factorConfig(d, n, eps, delta, BoundsPrivate))
-						p, err := planPrivScale(eps, d, q[0], q[1])
+						p, err := planPrivScale(eps, d, q[0], q[1], q[2])
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -115,7 +151,7 @@ func TestTunePrivateBounds(t *testing.T) {
 							v = append(v, trainRMSE(t, tr, train, test))
 						}
 						m, _ := meanSD(v)
-						line = append(line, fmt.Sprintf("q%.2f/%.2f %.3f", q[0], q[1], m/ols))
+						line = append(line, fmt.Sprintf("s%.2f q%.2f/%.2f %.3f", q[0], q[1], q[2], m/ols))
 					}
 					t.Logf("n=%d d=%d eps=%v ols=%.3f auto=%v | %s", n, d, eps, ols, UsePrivateBounds(n, eps), strings.Join(line, "  "))
 				}
@@ -123,3 +159,5 @@ func TestTunePrivateBounds(t *testing.T) {
 		}
 	}
 }
+
+func withBounds(c Config, b string) Config { c.Bounds = b; return c }
