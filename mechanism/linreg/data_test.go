@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/dpsql/dpsql/mechanism"
 )
 
 // dataset is a raw regression table.
@@ -148,4 +150,32 @@ func meanSD(v []float64) (float64, float64) {
 		return m, 0
 	}
 	return m, math.Sqrt(s / float64(len(v)-1))
+}
+
+// predictor wraps released weights as a model (clipping like DP_PREDICT).
+func modelRMSE(t testing.TB, m *mechanism.Model, test dataset) float64 {
+	return rmse(test, func(x []float64) float64 {
+		p, err := m.Predict(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Value
+	})
+}
+
+func trainRMSE(t testing.TB, tr *Trainer, train, test dataset) float64 {
+	m, err := tr.Train(train.x, train.y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return modelRMSE(t, m, test)
+}
+
+func olsRMSE(t testing.TB, tr *Trainer, train, test dataset) float64 {
+	w, err := tr.fitExact(train.x, train.y, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &mechanism.Model{Kind: mechanism.KindLinReg, Features: tr.cfg.Features, LabelLo: tr.cfg.LabelLo, LabelHi: tr.cfg.LabelHi, Scaler: tr.scaler, Weights: [][]float64{w}}
+	return modelRMSE(t, m, test)
 }

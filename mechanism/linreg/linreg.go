@@ -112,10 +112,10 @@ func Plan(cfg Config) (*Trainer, error) {
 		if t.priv, err = planPrivScale(cfg.Epsilon, d, ScaleShare, NormQuantile, LabelQuantile); err != nil {
 			return nil, fmt.Errorf("linreg: private bounds: %w", err)
 		}
-		epsSSP = cfg.Epsilon - t.priv.epsNorm - t.priv.epsMed - t.priv.epsRad
+		epsSSP = cfg.Epsilon - t.priv.epsNorm - t.priv.epsRad
 		t.events = t.priv.events()
 		t.params["private_bounds"] = 1
-		t.params["epsilon_norm_quantile"], t.params["epsilon_label_median"], t.params["epsilon_label_radius"] = t.priv.epsNorm, t.priv.epsMed, t.priv.epsRad
+		t.params["epsilon_norm_quantile"], t.params["epsilon_label_radius"] = t.priv.epsNorm, t.priv.epsRad
 		t.params["norm_quantile_level"], t.params["label_quantile_level"] = NormQuantile, LabelQuantile
 		t.params["epsilon_ssp"] = epsSSP
 	} else {
@@ -315,7 +315,7 @@ func (t *Trainer) release(st stats, clip *privClip) (*mechanism.Model, error) {
 	if clip != nil {
 		// The released radii are part of the model.
 		theta = clip.fold(theta)
-		params["clip_feature_norm"], params["clip_label_centre"], params["clip_label_radius"] = clip.c, clip.m, clip.cy
+		params["clip_feature_norm"], params["clip_label_radius"] = clip.c, clip.cy
 	}
 	return &mechanism.Model{
 		Kind:     mechanism.KindLinReg,

@@ -14,16 +14,18 @@ import (
 //
 // Owners declare boxes from extremes, so most rows sit deep inside them and
 // the unit-ball scaling leaves the statistics far below the noise. With
-// bounds=private a public share of ε buys three DP quantiles (report-noisy-
+// bounds=private a public share of ε buys two DP quantiles (report-noisy-
 // max, agg.Quantile): the NormQuantile-level quantile C of the row norm
-// ‖z‖ of the box-scaled features z ∈ [−1, 1]^d, the median m of the scaled
-// label y′ ∈ [−1, 1], and the LabelQuantile-level quantile C_y of |y′ − m|.
+// ‖z‖ of the box-scaled features z ∈ [−1, 1]^d, and the LabelQuantile-level
+// quantile C_y of |y′| for the scaled label y′ ∈ [−1, 1] (centred at the
+// declared midpoint: a private median was tried and dropped — at small n·ε
+// its noise moved the point every coefficient shrinks to, linreg.md §11).
 // Each row is then mapped to x = (√d·clip_C(z)/C, 1)/√F (still ‖x‖ ≤ 1)
-// and y″ = clip((y′ − m)/C_y, −1, 1), and AdaSSP runs unchanged on (x, y″)
-// with the rest of the budget: its sensitivities only use ‖x‖ ≤ 1 and
-// |y″| ≤ 1, which hold for every row whatever C, m, C_y are. The released
-// C, m, C_y are part of the model; the weights are folded back to the
-// public scaling so that DP_PREDICT needs nothing new.
+// and y″ = clip(y′/C_y, −1, 1), and AdaSSP runs unchanged on (x, y″) with
+// the rest of the budget: its sensitivities only use ‖x‖ ≤ 1 and
+// |y″| ≤ 1, which hold for every row whatever C, C_y are. The released
+// C, C_y are part of the model; the weights are folded back to the public
+// scaling so that DP_PREDICT needs nothing new.
 
 // Bounds modes of Config.Bounds.
 const (
@@ -34,12 +36,12 @@ const (
 
 // Public constants of the private clipping.
 const (
-	// ScaleShare is the share of ε spent on the three quantiles (the rest,
+	// ScaleShare is the share of ε spent on the two quantiles (the rest,
 	// with all of δ, goes to AdaSSP).
 	ScaleShare = 0.1
-	// NormShare, MedianShare, RadiusShare split ScaleShare·ε between the
-	// feature-norm quantile, the label median and the label radius.
-	NormShare, MedianShare, RadiusShare = 0.5, 0.25, 0.25
+	// NormShare and RadiusShare split ScaleShare·ε between the
+	// feature-norm quantile and the label radius.
+	NormShare, RadiusShare = 0.5, 0.5
 	// NormQuantile and LabelQuantile are the quantile levels of C and C_y:
 	// of {0.5, 0.75, 0.9} × {0.8, 0.9} (and ScaleShare ∈ {0.05, 0.1}),
 	// 0.75 / 0.9 at 10 % was best or within 2 % of best in most cells and
@@ -54,8 +56,6 @@ const (
 	Octaves = 12
 	// StepsPerOctave sets the grid resolution (2^(1/32) ≈ 2.2 % steps).
 	StepsPerOctave = 32
-	// MedianGrid is the number of points of the label-median grid on [−1, 1].
-	MedianGrid = 513
 	// shrink keeps the computed rescaled rows inside the unit ball: the
 	// rescale's rounding (relative (d + 10)·2⁻⁵³ ≤ 2⁻⁴³ for d ≤ MaxFeatures)
 	// is far below it.
@@ -74,7 +74,7 @@ func UsePrivateBounds(n int, eps float64) bool {
 	if float64(n)*eps < MinPrivateNEps {
 		return false
 	}
-	return ScaleShare*min(NormShare, MedianShare, RadiusShare)*eps >= noise.LaplaceMinEpsilon(1)
+	return ScaleShare*min(NormShare, RadiusShare)*eps >= noise.LaplaceMinEpsilon(1)
 }
 
 // ClipRule describes the plan's scaling in words (dry_run).
@@ -83,36 +83,33 @@ func (t *Trainer) ClipRule() string {
 		return "features scaled by the declared boxes to the unit ball, label by its declared bounds"
 	}
 	return fmt.Sprintf("private: feature rows (box-scaled to [-1,1]^d) norm-clipped to C = DP %.2f-quantile of the row norm (eps %.4g), "+
-		"label centred at m = DP median (eps %.4g) and clipped to radius C_y = DP %.2f-quantile of |y - m| (eps %.4g); AdaSSP on the rest (eps %.4g)",
-		t.priv.norm.Q, t.priv.epsNorm, t.priv.epsMed, t.priv.radius.Q, t.priv.epsRad, t.params["epsilon_ssp"])
+		"label (box-scaled to [-1,1] around the declared midpoint) clipped to radius C_y = DP %.2f-quantile of |y| (eps %.4g); AdaSSP on the rest (eps %.4g)",
+		t.priv.norm.Q, t.priv.epsNorm, t.priv.radius.Q, t.priv.epsRad, t.params["epsilon_ssp"])
 }
 
 // radiusGrid is the number of points of a geometric radius grid.
 func radiusGrid() int { return Octaves*StepsPerOctave + 1 }
 
-// privScale is the plan of the three quantile releases.
+// privScale is the plan of the two quantile releases.
 type privScale struct {
 	d                        int
-	norm, median, radius     *agg.Quantile
-	epsNorm, epsMed, epsRad  float64
+	norm, radius             *agg.Quantile
+	epsNorm, epsRad          float64
 	maxNormLog, maxRadiusLog float64
 }
 
 func planPrivScale(eps float64, d int, share, qNorm, qLabel float64) (*privScale, error) {
 	p := &privScale{d: d}
 	s := share * eps
-	p.epsNorm, p.epsMed = NormShare*s, MedianShare*s
-	p.epsRad = s - p.epsNorm - p.epsMed
+	p.epsNorm = NormShare * s
+	p.epsRad = s - p.epsNorm
 	k := radiusGrid()
-	// ‖z‖ ≤ √d; |y′ − m| ≤ 2. The grids are on log₂ of the value.
+	// ‖z‖ ≤ √d; |y′| ≤ 1. The grids are on log₂ of the value.
 	p.maxNormLog = 0.5 * math.Log2(float64(d))
-	p.maxRadiusLog = 1
+	p.maxRadiusLog = 0
 	var err error
 	if p.norm, err = agg.NewQuantile(p.maxNormLog-Octaves, p.maxNormLog, qNorm, p.epsNorm, k); err != nil {
 		return nil, fmt.Errorf("feature-norm quantile: %w", err)
-	}
-	if p.median, err = agg.NewQuantile(-1, 1, 0.5, p.epsMed, MedianGrid); err != nil {
-		return nil, fmt.Errorf("label median: %w", err)
 	}
 	if p.radius, err = agg.NewQuantile(p.maxRadiusLog-Octaves, p.maxRadiusLog, qLabel, p.epsRad, k); err != nil {
 		return nil, fmt.Errorf("label-radius quantile: %w", err)
@@ -121,26 +118,26 @@ func planPrivScale(eps float64, d int, share, qNorm, qLabel float64) (*privScale
 }
 
 func (p *privScale) events() []budget.Event {
-	return []budget.Event{p.norm.Event(), p.median.Event(), p.radius.Event()}
+	return []budget.Event{p.norm.Event(), p.radius.Event()}
 }
 
-// privClip is the released clipping: the feature-norm radius C, the label
-// centre m and radius C_y (all on the box-scaled [−1, 1] coordinates).
+// privClip is the released clipping: the feature-norm radius C and the
+// label radius C_y (on the box-scaled [−1, 1] coordinates).
 type privClip struct {
 	d         int
-	c, m, cy  float64
+	c, cy     float64
 	sqrtD     float64
 	featScale float64 // √d·shrink
 }
 
-func newPrivClip(d int, c, m, cy float64) *privClip {
-	return &privClip{d: d, c: c, m: m, cy: cy, sqrtD: math.Sqrt(float64(d)), featScale: math.Sqrt(float64(d)) * shrink}
+func newPrivClip(d int, c, cy float64) *privClip {
+	return &privClip{d: d, c: c, cy: cy, sqrtD: math.Sqrt(float64(d)), featScale: math.Sqrt(float64(d)) * shrink}
 }
 
 // apply maps one scaled row in place: row holds z·inv (Prepared.Transform)
 // with the intercept inv last; y is the scaled label y′. The features are
 // multiplied by √d·min(1/C, 1/‖z‖)·shrink, so their norm is at most
-// √d·inv and ‖row‖ ≤ 1 as before; the label becomes clip((y′ − m)/C_y).
+// √d·inv and ‖row‖ ≤ 1 as before; the label becomes clip(y′/C_y, −1, 1).
 func (p *privClip) apply(row []float64, y float64) float64 {
 	inv := row[len(row)-1]
 	var s float64
@@ -155,35 +152,33 @@ func (p *privClip) apply(row []float64, y float64) float64 {
 	for j := range row[:p.d] {
 		row[j] *= g
 	}
-	return mechanism.Clip((y-p.m)/p.cy, -1, 1)
+	return mechanism.Clip(y/p.cy, -1, 1)
 }
 
 // fold maps weights θ trained on (x, y″) back to the public scaling
 // x_pub = (z, 1)/√F, y′: for rows inside the radius (no clipping) the
-// prediction y′ = m + C_y·θᵀx equals θ_pubᵀx_pub with
-// θ_pub_j = C_y·θ_j·√d/C and θ_pub_F = m·√F + C_y·θ_F. A function of
-// released values only.
+// prediction y′ = C_y·θᵀx equals θ_pubᵀx_pub with θ_pub_j = C_y·θ_j·√d/C
+// and θ_pub_F = C_y·θ_F. A function of released values only.
 func (p *privClip) fold(theta []float64) []float64 {
 	f := len(theta)
 	out := make([]float64, f)
 	for j := 0; j < p.d; j++ {
 		out[j] = p.cy * theta[j] * p.sqrtD / p.c
 	}
-	out[f-1] = p.m*math.Sqrt(float64(f)) + p.cy*theta[f-1]
+	out[f-1] = p.cy * theta[f-1]
 	return out
 }
 
-// releaseClip runs the three quantile releases on the rows: one pass for
-// the feature norms and labels, the label radius after the median is
-// released (adaptive composition). Degenerate answers cannot occur as
+// releaseClip runs the two quantile releases on the rows (one pass).
+// Degenerate answers cannot occur as
 // errors: the grids' smallest radius 2^−Octaves·max is positive, and the
 // quantile errs only on n = 0, excluded by Plan (n ≥ 1).
 func (t *Trainer) releaseClip(X [][]float64, y []float64) (*privClip, error) {
 	p := t.priv
 	d := len(t.cfg.Features)
 	row := make([]float64, t.f)
-	ys := make([]float64, len(y))
 	na := p.norm.Accumulator()
+	ra := p.radius.Accumulator()
 	for i, x := range X {
 		t.prep.Transform(row, x)
 		inv := row[t.f-1]
@@ -192,27 +187,15 @@ func (t *Trainer) releaseClip(X [][]float64, y []float64) (*privClip, error) {
 			s += v * v
 		}
 		na.Add(math.Log2(math.Sqrt(s) / inv)) // log₂ 0 = −Inf: clipped to the grid's low end
-		ys[i] = labelUnit(y[i], t.cfg.LabelLo, t.cfg.LabelHi)
+		ra.Add(math.Log2(math.Abs(labelUnit(y[i], t.cfg.LabelLo, t.cfg.LabelHi))))
 	}
 	cLog, err := na.Release()
 	if err != nil {
 		return nil, fmt.Errorf("linreg: feature-norm quantile: %w", err)
 	}
-	ma := p.median.Accumulator()
-	for _, v := range ys {
-		ma.Add(v)
-	}
-	m, err := ma.Release()
-	if err != nil {
-		return nil, fmt.Errorf("linreg: label median: %w", err)
-	}
-	ra := p.radius.Accumulator()
-	for _, v := range ys {
-		ra.Add(math.Log2(math.Abs(v - m)))
-	}
 	cyLog, err := ra.Release()
 	if err != nil {
 		return nil, fmt.Errorf("linreg: label-radius quantile: %w", err)
 	}
-	return newPrivClip(d, math.Exp2(cLog), m, math.Exp2(cyLog)), nil
+	return newPrivClip(d, math.Exp2(cLog), math.Exp2(cyLog)), nil
 }

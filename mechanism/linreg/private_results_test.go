@@ -161,3 +161,60 @@ func TestTunePrivateBounds(t *testing.T) {
 }
 
 func withBounds(c Config, b string) Config { c.Bounds = b; return c }
+
+// TestPrivateBlowups lists per-run RMSE and released radii in one cell.
+func TestPrivateBlowups(t *testing.T) {
+	n, d, eps := 1000, 50, 1.0
+	train, test := factorData(1, n, d), factorData(2, 5000, d)
+	tr := mustPlan(t, factorConfig(d, n, eps, 1e-5, BoundsPrivate))
+	for k := 0; k < 60; k++ {
+		m, err := tr.Train(train.x, train.y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := modelRMSE(t, m, test)
+		if r > 1.2 {
+			t.Logf("run %d rmse %.3f C=%.4f Cy=%.4f lambda=%.3g", k, r, m.Params["clip_feature_norm"], m.Params["clip_label_radius"], m.Params["lambda"])
+		}
+	}
+}
+
+// TestTunePrivateFloor varies the post-processing (eigenvalue floor,
+// ridge factor) and Kappa under private clipping.
+func TestTunePrivateFloor(t *testing.T) {
+	type cell struct {
+		n, d int
+		eps  float64
+	}
+	for _, c := range []cell{{1000, 10, 1}, {1000, 50, 10}, {10000, 50, 1}, {10000, 10, 0.3}, {100000, 50, 0.3}, {100000, 50, 1}} {
+		train, test := factorData(1, c.n, c.d), factorData(2, 5000, c.d)
+		base := mustPlan(t, factorConfig(c.d, c.n, c.eps, 1e-5, BoundsPrivate))
+		ols := olsRMSE(t, base, train, test)
+		var line []string
+		for _, kappa := range []float64{0.5, 1, 2} {
+			for _, fl := range []float64{0.25, 0.5, 1} {
+				for _, rf := range []float64{0, 0.25} {
+					tr := mustPlan(t, factorConfig(c.d, c.n, c.eps, 1e-5, BoundsPrivate))
+					if kappa != 1 {
+						g, err := planGaussian(tr.params["epsilon_ssp"], 1e-5, c.n, tr.f, tr.workers, kappa)
+						if err != nil {
+							t.Fatal(err)
+						}
+						*tr.gauss = g
+						f := float64(tr.f)
+						tr.noiseNorm = g.sigmaA * (math.Sqrt(2*f) + math.Sqrt(2*math.Log(1/Failure)))
+						tr.margin = g.sigmaL * normalQuantile(1-Failure)
+					}
+					tr.floor, tr.ridgeFactor = fl, rf
+					var v []float64
+					for k := 0; k < 6; k++ {
+						v = append(v, trainRMSE(t, tr, train, test))
+					}
+					m, _ := meanSD(v)
+					line = append(line, fmt.Sprintf("k%.1f f%.2f r%.2f %.3f", kappa, fl, rf, m/ols))
+				}
+			}
+		}
+		t.Logf("n=%d d=%d eps=%v | %s", c.n, c.d, c.eps, strings.Join(line, "  "))
+	}
+}
