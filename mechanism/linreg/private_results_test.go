@@ -218,3 +218,26 @@ func TestTunePrivateFloor(t *testing.T) {
 		t.Logf("n=%d d=%d eps=%v | %s", c.n, c.d, c.eps, strings.Join(line, "  "))
 	}
 }
+
+// TestReport100kx14 is the issue-11 shape (10⁵ rows × 14 features) on the
+// synthetic factor model with loose declared boxes: bounds=public and
+// bounds=private against OLS at ε ∈ {0.3, 1}, δ = 10⁻⁵.
+func TestReport100kx14(t *testing.T) {
+	const n, d = 100000, 14
+	train, test := factorData(3, n, d), factorData(4, 10000, d)
+	for _, eps := range []float64{0.3, 1} {
+		var line []string
+		var ols float64
+		for _, b := range []string{BoundsPublic, BoundsPrivate} {
+			tr := mustPlan(t, factorConfig(d, n, eps, 1e-5, b))
+			ols = olsRMSE(t, tr, train, test)
+			var v []float64
+			for k := 0; k < 10; k++ {
+				v = append(v, trainRMSE(t, tr, train, test))
+			}
+			m, sd := meanSD(v)
+			line = append(line, fmt.Sprintf("%s %.4f ± %.4f (%.4f×)", b, m, sd, m/ols))
+		}
+		t.Logf("n=%d d=%d eps=%v OLS %.4f mean %.4f | %s", n, d, eps, ols, meanRMSE(train, test), strings.Join(line, "  "))
+	}
+}
