@@ -82,10 +82,15 @@ func planLinReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	cfg := linreg.Config{Epsilon: a.eps, Delta: delta, N: int(s.n), Features: s.features, Lo: s.lo, Hi: s.hi,
 		Label: s.label, LabelLo: s.labelLo, LabelHi: s.labelHi}
 	// [reg] bounds=public|private (default: linreg's public rule on n, ε).
-	bounds, _ := a.opts.take("bounds")
+	bounds, given := a.opts.take("bounds")
 	cfg.Bounds = strings.ToLower(strings.TrimSpace(bounds))
 	if cfg.Bounds == "auto" {
 		cfg.Bounds = linreg.BoundsAuto
+	}
+	// A table attached from a scale-out backend keeps the pushed-down public
+	// scaling unless bounds= is given: private radii need the rows here.
+	if at, ok := e.Store.(interface{ Attached(db, table string) bool }); ok && !given && at.Attached(a.ref.db, a.ref.table) {
+		cfg.Bounds = linreg.BoundsPublic
 	}
 	tr, err := linreg.Plan(cfg)
 	if err != nil {
