@@ -126,12 +126,26 @@ func Plan(cfg Config) (*Trainer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("linreg: %w", err)
 		}
+		if t.priv != nil {
+			// §11: the quantiles are also ε_q²/2-zCDP; one zCDP event for
+			// the whole release is tighter than basic composition at
+			// moderate ε — use whichever gives AdaSSP the larger ratio.
+			if jg, jev, ok := t.priv.jointGaussian(cfg.Epsilon, cfg.Delta, cfg.N, t.f, t.workers); ok && jg.ratio > g.ratio {
+				g = jg
+				t.events = []budget.Event{jev}
+				t.params["joint_zcdp"] = 1
+				t.params["gaussian_ratio_total"] = jev.Ratio
+				delete(t.params, "epsilon_ssp") // one event: no ε of its own
+			}
+		}
 		t.gauss = &g
 		// Off-diagonal noise σ_A/√2, diagonal σ_A: the Wigner edge
 		// 2·(σ_A/√2)·√F plus the Lipschitz tail σ_A·√(2 ln 1/ρ).
 		t.noiseNorm = g.sigmaA * (math.Sqrt(2*f) + tail)
 		t.margin = g.sigmaL * normalQuantile(1-Failure)
-		t.events = append(t.events, g.event(epsSSP, cfg.Delta))
+		if t.params["joint_zcdp"] != 1 {
+			t.events = append(t.events, g.event(epsSSP, cfg.Delta))
+		}
 		t.params["sigma_xx"], t.params["sigma_xy"], t.params["sigma_lambda"] = g.sigmaA, g.sigmaC, g.sigmaL
 		t.params["gaussian_ratio"] = g.ratio
 	} else {

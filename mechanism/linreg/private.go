@@ -82,9 +82,13 @@ func (t *Trainer) ClipRule() string {
 	if t.priv == nil {
 		return "features scaled by the declared boxes to the unit ball, label by its declared bounds"
 	}
-	return fmt.Sprintf("private: feature rows (box-scaled to [-1,1]^d) norm-clipped to C = DP %.2f-quantile of the row norm (eps %.4g), "+
-		"label (box-scaled to [-1,1] around the declared midpoint) clipped to radius C_y = DP %.2f-quantile of |y| (eps %.4g); AdaSSP on the rest (eps %.4g)",
-		t.priv.norm.Q, t.priv.epsNorm, t.priv.radius.Q, t.priv.epsRad, t.params["epsilon_ssp"])
+	rule := fmt.Sprintf("private: feature rows (box-scaled to [-1,1]^d) norm-clipped to C = DP %.2f-quantile of the row norm (eps %.4g), "+
+		"label (box-scaled to [-1,1] around the declared midpoint) clipped to radius C_y = DP %.2f-quantile of |y| (eps %.4g); ",
+		t.priv.norm.Q, t.priv.epsNorm, t.priv.radius.Q, t.priv.epsRad)
+	if t.params["joint_zcdp"] == 1 {
+		return rule + fmt.Sprintf("quantiles and AdaSSP accounted as one zCDP event of ratio %.4g (AdaSSP ratio %.4g)", t.params["gaussian_ratio_total"], t.params["gaussian_ratio"])
+	}
+	return rule + fmt.Sprintf("AdaSSP on the rest (eps %.4g)", t.params["epsilon_ssp"])
 }
 
 // radiusGrid is the number of points of a geometric radius grid.
@@ -115,6 +119,32 @@ func planPrivScale(eps float64, d int, share, qNorm, qLabel float64) (*privScale
 		return nil, fmt.Errorf("label-radius quantile: %w", err)
 	}
 	return p, nil
+}
+
+// jointGaussian plans AdaSSP for a release accounted as ONE zCDP event:
+// each quantile is ε_q-DP, hence ε_q²/2-zCDP (Bun & Steinke 2016,
+// Prop. 1.4), and zCDP composes additively, so quantiles plus the Gaussian
+// stage of ratio r are ½(r² + ε_C² + ε_y²)-zCDP — a Gaussian event of ratio
+// R = √(r² + ε_C² + ε_y²), converted to (ε, δ) by the accountant's CKS
+// conversion, which holds for any zCDP mechanism. r is set so that R is
+// the unit ratio of (ε, δ); ok is false when the quantiles alone use it up.
+func (p *privScale) jointGaussian(eps, delta float64, n, f, workers int) (gaussPlan, budget.Event, bool) {
+	unit, err := mechanism.GaussianSigma(1, eps, delta)
+	if err != nil {
+		return gaussPlan{}, budget.Event{}, false
+	}
+	total := 1 / unit
+	rest := total*total - p.epsNorm*p.epsNorm - p.epsRad*p.epsRad
+	if !(rest > 0) {
+		return gaussPlan{}, budget.Event{}, false
+	}
+	// Rounded down so that r² + ε_C² + ε_y² ≤ R² holds in floating point.
+	r := math.Sqrt(rest) * (1 - 1e-12)
+	g, err := planGaussianRatio(r, eps, delta, n, f, workers, Kappa)
+	if err != nil {
+		return gaussPlan{}, budget.Event{}, false
+	}
+	return g, mechanism.GaussianEvent(total, 1, eps, delta), true
 }
 
 func (p *privScale) events() []budget.Event {

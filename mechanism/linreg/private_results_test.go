@@ -241,3 +241,59 @@ func TestReport100kx14(t *testing.T) {
 		t.Logf("n=%d d=%d eps=%v OLS %.4f mean %.4f | %s", n, d, eps, ols, meanRMSE(train, test), strings.Join(line, "  "))
 	}
 }
+
+// TestTunePrivatePost compares a few (Kappa, floor, ridge) candidates
+// under private clipping on the whole tuning grid, 12 runs per cell.
+func TestTunePrivatePost(t *testing.T) {
+	cands := [][3]float64{{1, 1, 0.25}, {0.5, 1, 0.25}, {1, 0.5, 0}, {0.5, 0.5, 0.25}}
+	set := func(tr *Trainer, c [3]float64, n int) {
+		if c[0] != 1 {
+			g, err := planGaussian(tr.params["epsilon_ssp"], tr.cfg.Delta, n, tr.f, tr.workers, c[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			*tr.gauss = g
+			f := float64(tr.f)
+			tr.noiseNorm = g.sigmaA * (math.Sqrt(2*f) + math.Sqrt(2*math.Log(1/Failure)))
+			tr.margin = g.sigmaL * normalQuantile(1-Failure)
+		}
+		tr.floor, tr.ridgeFactor = c[1], c[2]
+	}
+	sums := make([]float64, len(cands))
+	cells := 0
+	run := func(name string, cfg Config, train, test dataset) {
+		ols := olsRMSE(t, mustPlan(t, withBounds(cfg, BoundsPublic)), train, test)
+		var line []string
+		for i, c := range cands {
+			tr := mustPlan(t, cfg)
+			set(tr, c, cfg.N)
+			var v []float64
+			for k := 0; k < 12; k++ {
+				v = append(v, trainRMSE(t, tr, train, test))
+			}
+			m, _ := meanSD(v)
+			sums[i] += math.Log(m / ols)
+			line = append(line, fmt.Sprintf("k%.1f f%.2f r%.2f %.3f", c[0], c[1], c[2], m/ols))
+		}
+		cells++
+		t.Logf("%s | %s", name, strings.Join(line, "  "))
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	trainPart, _ := split(rng, loadCSV(t, "diabetes.csv"), 353)
+	in, out := split(rng, trainPart, 282)
+	run("diabetes-inner eps=10", withBounds(diabetesConfig(len(in.x), 10, 1e-5), BoundsPrivate), in, out)
+	for _, n := range []int{1000, 10000, 100000} {
+		for _, d := range []int{10, 50} {
+			for _, eps := range []float64{0.1, 0.3, 1, 10} {
+				if !UsePrivateBounds(n, eps) {
+					continue
+				}
+				train, test := factorData(1, n, d), factorData(2, 5000, d)
+				run(fmt.Sprintf("n=%d d=%d eps=%v", n, d, eps), factorConfig(d, n, eps, 1e-5, BoundsPrivate), train, test)
+			}
+		}
+	}
+	for i, c := range cands {
+		t.Logf("k%.1f f%.2f r%.2f: geometric mean ratio %.4f over %d cells", c[0], c[1], c[2], math.Exp(sums[i]/float64(cells)), cells)
+	}
+}

@@ -60,18 +60,50 @@ func TestPrivateBoundsRule(t *testing.T) {
 }
 
 // TestPrivateScales: the two quantiles get ScaleShare·ε split
-// NormShare / RadiusShare as pure-ε Laplace events, AdaSSP the
+// NormShare / RadiusShare. With δ > 0 the release is one zCDP Gaussian
+// event of ratio R = unit ratio of (ε, δ) when that gives AdaSSP a ratio r
+// with r² + ε_C² + ε_y² = R² above the basic split's; otherwise (and for
+// δ = 0) the quantiles are pure-ε Laplace events and AdaSSP gets the
 // rest with exactly the calibration of a public plan at that ε; the events'
 // ε add up to ε (basic composition) and δ is AdaSSP's alone.
 func TestPrivateScales(t *testing.T) {
 	for _, c := range []struct {
 		d, n       int
 		eps, delta float64
-	}{{10, 10000, 1, 1e-5}, {50, 100000, 0.3, 1e-6}, {3, 1000, 10, 0}, {14, 100000, 1, 0}} {
+	}{{10, 10000, 1, 1e-5}, {50, 100000, 0.3, 1e-6}, {3, 1000, 10, 0}, {14, 100000, 1, 0}, {5, 1000, 1e4, 1e-6}, {5, 1000, 30, 1e-6}} {
 		tr := mustPlan(t, privateConfig(c.d, c.n, c.eps, c.delta))
 		ev := tr.Events()
 		s := ScaleShare * c.eps
 		want := []float64{NormShare * s, s - NormShare*s}
+		if !near(tr.priv.epsNorm, want[0], 1e-15) || !near(tr.priv.epsRad, want[1], 1e-15) {
+			t.Fatalf("quantile ε %v %v, want %v", tr.priv.epsNorm, tr.priv.epsRad, want)
+		}
+		// Basic composition, unless one zCDP event gives AdaSSP a larger ratio.
+		basic, err := planGaussian(c.eps-want[0]-want[1], math.Max(c.delta, 1e-300), c.n, tr.f, tr.workers, Kappa)
+		if c.delta > 0 && err != nil {
+			t.Fatal(err)
+		}
+		if c.delta > 0 && tr.params["joint_zcdp"] == 1 {
+			unit, err := mechanism.GaussianSigma(1, c.eps, c.delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := tr.gauss.ratio
+			if len(ev) != 1 || ev[0].Kind != budget.Gaussian || ev[0].Epsilon != c.eps || ev[0].Delta != c.delta || ev[0].Ratio != 1/unit {
+				t.Fatalf("joint event %+v, want one Gaussian event of ratio %v", ev, 1/unit)
+			}
+			if q := r*r + want[0]*want[0] + want[1]*want[1]; q > ev[0].Ratio*ev[0].Ratio || q < ev[0].Ratio*ev[0].Ratio*(1-1e-9) {
+				t.Fatalf("r² + ε_C² + ε_y² = %v, want R² = %v", q, ev[0].Ratio*ev[0].Ratio)
+			}
+			if !(r > basic.ratio) {
+				t.Fatalf("joint ratio %v not above basic %v", r, basic.ratio)
+			}
+			if err := ev[0].Validate(); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("ε=%v δ=%v: joint zCDP ratio %.4f vs basic %.4f", c.eps, c.delta, r, basic.ratio)
+			continue
+		}
 		for i, w := range want {
 			if ev[i].Kind != budget.Laplace || !near(ev[i].Epsilon, w, 1e-15) || ev[i].Delta != 0 {
 				t.Fatalf("quantile event %d: %+v, want Laplace ε = %v", i, ev[i], w)
