@@ -105,8 +105,9 @@ func Plan(cfg Config) (*Trainer, error) {
 	tail := math.Sqrt(2 * math.Log(1/Failure))
 	t.params = map[string]float64{"epsilon": cfg.Epsilon, "delta": cfg.Delta, "n": float64(cfg.N), "features": f}
 	// epsSSP is the ε of the AdaSSP releases: all of it with public bounds,
-	// the rest after the three quantiles with private bounds (basic
-	// composition: the events' ε add up to cfg.Epsilon).
+	// the rest after the two quantiles with private bounds (basic
+	// composition: the events' ε add up to cfg.Epsilon; §11 may replace
+	// all of them by one zCDP event).
 	epsSSP := cfg.Epsilon
 	if cfg.Bounds == BoundsPrivate {
 		if t.priv, err = planPrivScale(cfg.Epsilon, d, ScaleShare, NormQuantile, LabelQuantile); err != nil {
