@@ -64,6 +64,11 @@ func (r routedRows) LinearStats(db, table string, m functions.LinearMap) ([]floa
 	return r.my.LinearStats(db, table, m)
 }
 
+// Attached reports whether db.table lives on the backend (public: the
+// catalog's attach). [reg] linreg's bounds=auto keeps the pushed-down
+// public scaling there (functions.planLinReg).
+func (r routedRows) Attached(db, table string) bool { return r.my.Attached(db, table) }
+
 // attachedTables is what the provider needs of the backend.
 type attachedTables struct {
 	my    *mysqlstore.Backend

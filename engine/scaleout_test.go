@@ -224,7 +224,8 @@ func renderRows(rows [][]float64) []string {
 const pointCols = "id BIGINT NOT NULL PRIMARY KEY, x1 DOUBLE, x2 DOUBLE, x3 DOUBLE, y DOUBLE"
 
 var pointCfg = linreg.Config{Epsilon: 1, Delta: 1e-6, Features: []string{"x1", "x2", "x3"},
-	Lo: []float64{-1, 0, -2}, Hi: []float64{1, 4, 2}, Label: "y", LabelLo: -1, LabelHi: 1}
+	Lo: []float64{-1, 0, -2}, Hi: []float64{1, 4, 2}, Label: "y", LabelLo: -1, LabelHi: 1,
+	Bounds: linreg.BoundsPublic} // [reg] the pushed-down public map
 
 // inBounds clips the rows to pointCfg's bounds (dp_bounds refuses a table
 // with values outside them); NULLs stay.

@@ -81,16 +81,31 @@ func planLinReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	}
 	cfg := linreg.Config{Epsilon: a.eps, Delta: delta, N: int(s.n), Features: s.features, Lo: s.lo, Hi: s.hi,
 		Label: s.label, LabelLo: s.labelLo, LabelHi: s.labelHi}
+	// [reg] bounds=public|private (default: linreg's public rule on n, ε).
+	bounds, given := a.opts.take("bounds")
+	cfg.Bounds = strings.ToLower(strings.TrimSpace(bounds))
+	if cfg.Bounds == "auto" {
+		cfg.Bounds = linreg.BoundsAuto
+	}
+	// A table attached from a scale-out backend keeps the pushed-down public
+	// scaling unless bounds= is given: private radii need the rows here.
+	if at, ok := e.Store.(interface{ Attached(db, table string) bool }); ok && !given && at.Attached(a.ref.db, a.ref.table) {
+		cfg.Bounds = linreg.BoundsPublic
+	}
 	tr, err := linreg.Plan(cfg)
 	if err != nil {
 		return nil, err
 	}
+	cfg.Bounds = tr.Config().Bounds // the rule's choice, fixed for a re-plan
 	p := &trainPlan{fn: "DP_TRAIN", kind: mechanism.KindLinReg, spec: s, reqEps: a.eps, reqDelta: delta, events: tr.Events(),
-		params: paramString("kind", mechanism.KindLinReg, "delta", delta, "label", s.label, "features", s.features),
-		scales: tr.Params()}
+		params: paramString("kind", mechanism.KindLinReg, "delta", delta, "bounds", cfg.Bounds, "label", s.label, "features", s.features),
+		scales: tr.Params(), hyper: map[string]any{"bounds": cfg.Bounds, "clip": tr.ClipRule()}}
+	// [/reg]
 	p.train = func() (*mechanism.Model, error) {
-		if m, pushed, err := e.pushLinReg(&p.spec, cfg, tr); pushed { // scale-out (issue 14)
-			return m, err
+		if !tr.PrivateBounds() { // [reg] private radii need the rows: no pushdown
+			if m, pushed, err := e.pushLinReg(&p.spec, cfg, tr); pushed { // scale-out (issue 14)
+				return m, err
+			}
 		}
 		X, y, err := e.loadRegression(p.spec)
 		if err != nil {

@@ -135,7 +135,8 @@ func run() error {
 	fmt.Println("|---|---:|---:|---:|")
 
 	// The exact statement dpsql sends for DP_TRAIN linreg.
-	lc := linreg.Config{Epsilon: 1, Delta: 1e-6, N: int(n), Features: feats, Lo: fill(*d, -1), Hi: fill(*d, 1), Label: "y", LabelLo: -1, LabelHi: 1}
+	lc := linreg.Config{Epsilon: 1, Delta: 1e-6, N: int(n), Features: feats, Lo: fill(*d, -1), Hi: fill(*d, 1), Label: "y", LabelLo: -1, LabelHi: 1,
+		Bounds: linreg.BoundsPublic} // [reg] the pushed-down public map
 	tr, err := linreg.Plan(lc)
 	if err != nil {
 		return err

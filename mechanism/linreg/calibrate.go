@@ -118,7 +118,12 @@ func planGaussian(eps, delta float64, n, f, workers int, kappa float64) (gaussPl
 	if err != nil {
 		return gaussPlan{}, err
 	}
-	r := 1 / unit
+	return planGaussianRatio(1/unit, eps, delta, n, f, workers, kappa)
+}
+
+// planGaussianRatio is planGaussian for a given joint ratio r (the SSP
+// share of a larger zCDP release, §11); eps and delta only label errors.
+func planGaussianRatio(r, eps, delta float64, n, f, workers int, kappa float64) (gaussPlan, error) {
 	// The noise package covers its own grid rounding for each call when the
 	// joint ratio is at least √3·2⁻²⁰ (docs §3.4).
 	if r < math.Sqrt(3)*noise.GaussianMinRatio {

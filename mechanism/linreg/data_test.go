@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"testing"
+
+	"github.com/dpsql/dpsql/mechanism"
 )
 
 // dataset is a raw regression table.
@@ -17,7 +19,8 @@ type dataset struct {
 }
 
 // synthConfig returns a Config for d features with public bounds [−1, 1]
-// and label bounds [−1, 1] (the synthetic model's declared domain).
+// and label bounds [−1, 1] (the synthetic model's declared domain), scaled
+// by those bounds (bounds=public; private clipping has its own tests).
 func synthConfig(d, n int, eps, delta float64) Config {
 	names := make([]string, d)
 	lo, hi := make([]float64, d), make([]float64, d)
@@ -25,7 +28,7 @@ func synthConfig(d, n int, eps, delta float64) Config {
 		names[j] = fmt.Sprintf("x%d", j+1)
 		lo[j], hi[j] = -1, 1
 	}
-	return Config{Epsilon: eps, Delta: delta, N: n, Features: names, Lo: lo, Hi: hi, Label: "y", LabelLo: -1, LabelHi: 1}
+	return Config{Epsilon: eps, Delta: delta, N: n, Features: names, Lo: lo, Hi: hi, Label: "y", LabelLo: -1, LabelHi: 1, Bounds: BoundsPublic}
 }
 
 // synthBeta returns d coefficients plus an intercept with ‖β‖₁ + |β₀| = 0.8,
@@ -147,4 +150,32 @@ func meanSD(v []float64) (float64, float64) {
 		return m, 0
 	}
 	return m, math.Sqrt(s / float64(len(v)-1))
+}
+
+// predictor wraps released weights as a model (clipping like DP_PREDICT).
+func modelRMSE(t testing.TB, m *mechanism.Model, test dataset) float64 {
+	return rmse(test, func(x []float64) float64 {
+		p, err := m.Predict(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Value
+	})
+}
+
+func trainRMSE(t testing.TB, tr *Trainer, train, test dataset) float64 {
+	m, err := tr.Train(train.x, train.y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return modelRMSE(t, m, test)
+}
+
+func olsRMSE(t testing.TB, tr *Trainer, train, test dataset) float64 {
+	w, err := tr.fitExact(train.x, train.y, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &mechanism.Model{Kind: mechanism.KindLinReg, Features: tr.cfg.Features, LabelLo: tr.cfg.LabelLo, LabelHi: tr.cfg.LabelHi, Scaler: tr.scaler, Weights: [][]float64{w}}
+	return modelRMSE(t, m, test)
 }

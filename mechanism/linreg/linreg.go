@@ -29,6 +29,10 @@ type Config struct {
 	Lo, Hi           []float64
 	Label            string
 	LabelLo, LabelHi float64
+	// Bounds is BoundsPublic (scale by the declared boxes), BoundsPrivate
+	// (private clipping radii, charged ScaleShare·ε) or BoundsAuto, the
+	// public rule UsePrivateBounds(N, Epsilon).
+	Bounds string
 }
 
 // Trainer is a validated plan: every noise scale and the privacy cost,
@@ -48,6 +52,7 @@ type Trainer struct {
 	ridgeFactor       float64 // RidgeFactor (tests vary it)
 	events            []budget.Event
 	params            map[string]float64
+	priv              *privScale // nil: public bounds
 }
 
 // ErrRowCountChanged reports a scan whose row count differs from the plan.
@@ -85,25 +90,67 @@ func Plan(cfg Config) (*Trainer, error) {
 	cfg.Features = append([]string(nil), cfg.Features...)
 	cfg.Lo = append([]float64(nil), cfg.Lo...)
 	cfg.Hi = append([]float64(nil), cfg.Hi...)
+	switch cfg.Bounds {
+	case BoundsAuto:
+		cfg.Bounds = BoundsPublic
+		if UsePrivateBounds(cfg.N, cfg.Epsilon) {
+			cfg.Bounds = BoundsPrivate
+		}
+	case BoundsPublic, BoundsPrivate:
+	default:
+		return nil, fmt.Errorf("linreg: bounds must be %q or %q, got %q", BoundsPublic, BoundsPrivate, cfg.Bounds)
+	}
 	t := &Trainer{cfg: cfg, scaler: scaler, prep: scaler.Prepare(), f: scaler.Dim(), workers: max(runtime.GOMAXPROCS(0), 1), floor: FloorFactor, ridgeFactor: RidgeFactor}
 	f := float64(t.f)
 	tail := math.Sqrt(2 * math.Log(1/Failure))
 	t.params = map[string]float64{"epsilon": cfg.Epsilon, "delta": cfg.Delta, "n": float64(cfg.N), "features": f}
+	// epsSSP is the ε of the AdaSSP releases: all of it with public bounds,
+	// the rest after the two quantiles with private bounds (basic
+	// composition: the events' ε add up to cfg.Epsilon; §11 may replace
+	// all of them by one zCDP event).
+	epsSSP := cfg.Epsilon
+	if cfg.Bounds == BoundsPrivate {
+		if t.priv, err = planPrivScale(cfg.Epsilon, d, ScaleShare, NormQuantile, LabelQuantile); err != nil {
+			return nil, fmt.Errorf("linreg: private bounds: %w", err)
+		}
+		epsSSP = cfg.Epsilon - t.priv.epsNorm - t.priv.epsRad
+		t.events = t.priv.events()
+		t.params["private_bounds"] = 1
+		t.params["epsilon_norm_quantile"], t.params["epsilon_label_radius"] = t.priv.epsNorm, t.priv.epsRad
+		t.params["norm_quantile_level"], t.params["label_quantile_level"] = NormQuantile, LabelQuantile
+		t.params["epsilon_ssp"] = epsSSP
+	} else {
+		t.params["private_bounds"] = 0
+	}
 	if cfg.Delta > 0 {
-		g, err := planGaussian(cfg.Epsilon, cfg.Delta, cfg.N, t.f, t.workers, Kappa)
+		g, err := planGaussian(epsSSP, cfg.Delta, cfg.N, t.f, t.workers, Kappa)
 		if err != nil {
 			return nil, fmt.Errorf("linreg: %w", err)
+		}
+		if t.priv != nil {
+			// §11: the quantiles are also ε_q²/2-zCDP; one zCDP event for
+			// the whole release is tighter than basic composition at
+			// moderate ε — use whichever gives AdaSSP the larger ratio.
+			if jg, jev, ok := t.priv.jointGaussian(cfg.Epsilon, cfg.Delta, cfg.N, t.f, t.workers); ok && jg.ratio > g.ratio {
+				g = jg
+				t.events = []budget.Event{jev}
+				t.params["joint_zcdp"] = 1
+				t.params["gaussian_ratio_total"] = jev.Ratio
+				delete(t.params, "epsilon_ssp") // one event: no ε of its own
+			}
 		}
 		t.gauss = &g
 		// Off-diagonal noise σ_A/√2, diagonal σ_A: the Wigner edge
 		// 2·(σ_A/√2)·√F plus the Lipschitz tail σ_A·√(2 ln 1/ρ).
 		t.noiseNorm = g.sigmaA * (math.Sqrt(2*f) + tail)
 		t.margin = g.sigmaL * normalQuantile(1-Failure)
-		t.events = []budget.Event{g.event(cfg.Epsilon, cfg.Delta)}
+		if t.params["joint_zcdp"] != 1 {
+			t.events = append(t.events, g.event(epsSSP, cfg.Delta))
+		}
 		t.params["sigma_xx"], t.params["sigma_xy"], t.params["sigma_lambda"] = g.sigmaA, g.sigmaC, g.sigmaL
 		t.params["gaussian_ratio"] = g.ratio
 	} else {
-		l, err := planLaplace(cfg.Epsilon, cfg.N, t.f, t.workers)
+		l, err := planLaplace(epsSSP, cfg.N, t.f, t.workers)
 		if err != nil {
 			return nil, fmt.Errorf("linreg: %w", err)
 		}
@@ -112,7 +159,7 @@ func Plan(cfg Config) (*Trainer, error) {
 		// rule as the Gaussian case with σ_A replaced by b_A.
 		t.noiseNorm = l.scaleA * (math.Sqrt(2*f) + tail)
 		t.margin = l.scaleL * math.Log(1/(2*Failure))
-		t.events = l.events()
+		t.events = append(t.events, l.events()...)
 		t.params["laplace_xx"], t.params["laplace_xy"], t.params["laplace_lambda"] = l.scaleA, l.scaleC, l.scaleL
 		t.params["l1_sensitivity_xx"], t.params["l1_sensitivity_xy"] = l.sensA, l.sensC
 	}
@@ -159,8 +206,24 @@ func (t *Trainer) Train(X [][]float64, y []float64) (*mechanism.Model, error) {
 	if err := t.checkRows(X, y); err != nil {
 		return nil, err
 	}
-	return t.release(t.stats(X, y))
+	if t.priv == nil {
+		return t.release(t.stats(X, y), nil)
+	}
+	clip, err := t.releaseClip(X, y)
+	if err != nil {
+		return nil, err
+	}
+	return t.release(sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, clip), clip)
 }
+
+// PrivateBounds reports whether the plan uses private clipping radii
+// (public: it follows from the configuration). Such a plan trains only from
+// rows in memory (Train): its statistics need the radii released first.
+func (t *Trainer) PrivateBounds() bool { return t.priv != nil }
+
+// errNeedsRows is the public error of the one-pass paths on a private-bounds
+// plan (the caller checks PrivateBounds before reading anything).
+var errNeedsRows = errors.New("linreg: bounds=private trains from rows in memory (Train)")
 
 // TrainStream is Train for rows read straight from storage: scan calls emit
 // once per row with the d feature values followed by the raw label. If the
@@ -168,6 +231,9 @@ func (t *Trainer) Train(X [][]float64, y []float64) (*mechanism.Model, error) {
 // it returns ErrRowCountChanged and the caller re-plans with the n it reads
 // (public).
 func (t *Trainer) TrainStream(scan func(emit func(row []float64) error) error) (*mechanism.Model, error) {
+	if t.priv != nil {
+		return nil, errNeedsRows
+	}
 	st, err := streamStats(len(t.cfg.Features), t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, scan)
 	if err != nil {
 		return nil, fmt.Errorf("linreg: %w", err)
@@ -175,11 +241,11 @@ func (t *Trainer) TrainStream(scan func(emit func(row []float64) error) error) (
 	if st.n != t.cfg.N {
 		return nil, fmt.Errorf("linreg: %w: read %d rows, planned for n = %d", ErrRowCountChanged, st.n, t.cfg.N)
 	}
-	return t.release(st)
+	return t.release(st, nil)
 }
 
 func (t *Trainer) stats(X [][]float64, y []float64) stats {
-	return sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers)
+	return sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, nil)
 }
 
 // interceptEntry is the public value of A_FF = Σᵢ x_iF² = n·fl(1/√F)².
@@ -253,7 +319,7 @@ func (t *Trainer) estimate(r noisy) ([]float64, float64) {
 // release adds the noise and solves. The noise package fails only on
 // invalid scales (excluded by Plan) or non-finite inputs (the statistics
 // of clamped rows are finite).
-func (t *Trainer) release(st stats) (*mechanism.Model, error) {
+func (t *Trainer) release(st stats, clip *privClip) (*mechanism.Model, error) {
 	r, err := t.addNoise(st)
 	if err != nil {
 		return nil, err
@@ -261,6 +327,11 @@ func (t *Trainer) release(st stats) (*mechanism.Model, error) {
 	theta, lambda := t.estimate(r)
 	params := t.Params()
 	params["lambda"] = lambda // a post-processing of the released λ-statistic
+	if clip != nil {
+		// The released radii are part of the model.
+		theta = clip.fold(theta)
+		params["clip_feature_norm"], params["clip_label_radius"] = clip.c, clip.cy
+	}
 	return &mechanism.Model{
 		Kind:     mechanism.KindLinReg,
 		Kernel:   "linear",

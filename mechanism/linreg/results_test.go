@@ -21,34 +21,6 @@ import (
 	"github.com/dpsql/dpsql/mechanism/lsq"
 )
 
-// predictor wraps released weights as a model (clipping like DP_PREDICT).
-func modelRMSE(t testing.TB, m *mechanism.Model, test dataset) float64 {
-	return rmse(test, func(x []float64) float64 {
-		p, err := m.Predict(x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.Value
-	})
-}
-
-func trainRMSE(t testing.TB, tr *Trainer, train, test dataset) float64 {
-	m, err := tr.Train(train.x, train.y)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return modelRMSE(t, m, test)
-}
-
-func olsRMSE(t testing.TB, tr *Trainer, train, test dataset) float64 {
-	w, err := tr.fitExact(train.x, train.y, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &mechanism.Model{Kind: mechanism.KindLinReg, Features: tr.cfg.Features, LabelLo: tr.cfg.LabelLo, LabelHi: tr.cfg.LabelHi, Scaler: tr.scaler, Weights: [][]float64{w}}
-	return modelRMSE(t, m, test)
-}
-
 func lsqRMSE(t testing.TB, cfg Config, train, test dataset) float64 {
 	tr, err := lsq.Plan(lsq.Config{Epsilon: cfg.Epsilon, Delta: cfg.Delta, N: cfg.N, Features: cfg.Features, Lo: cfg.Lo, Hi: cfg.Hi,
 		Label: cfg.Label, LabelLo: cfg.LabelLo, LabelHi: cfg.LabelHi})

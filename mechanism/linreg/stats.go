@@ -44,11 +44,12 @@ type accumulator struct {
 	yb     []float64
 	row    []float64
 	n      int
+	clip   *privClip // nil: public bounds
 }
 
-func newAccumulator(prep mechanism.Prepared, lo, hi float64) *accumulator {
+func newAccumulator(prep mechanism.Prepared, lo, hi float64, clip *privClip) *accumulator {
 	f := prep.Dim()
-	return &accumulator{prep: prep, lo: lo, hi: hi, f: f, a: make([]float64, f*f), c: make([]float64, f),
+	return &accumulator{prep: prep, lo: lo, hi: hi, f: f, clip: clip, a: make([]float64, f*f), c: make([]float64, f),
 		block: make([]float64, f*statsBatch), yb: make([]float64, statsBatch), row: make([]float64, f)}
 }
 
@@ -59,10 +60,14 @@ func (a *accumulator) addBlock(rows int, get func(r int) ([]float64, float64)) {
 	for r := 0; r < rows; r++ {
 		x, y := get(r)
 		a.prep.Transform(a.row, x)
+		yv := labelUnit(y, a.lo, a.hi)
+		if a.clip != nil {
+			yv = a.clip.apply(a.row, yv)
+		}
 		for j, v := range a.row {
 			a.block[j*statsBatch+r] = v
 		}
-		a.yb[r] = labelUnit(y, a.lo, a.hi)
+		a.yb[r] = yv
 	}
 	vy := blas64.Vector{N: rows, Inc: 1, Data: a.yb[:rows]}
 	for j := 0; j < f; j++ {
@@ -99,13 +104,13 @@ func merge(parts []*accumulator) stats {
 
 // sufficientStats makes one pass over in-memory rows with at most workers
 // goroutines.
-func sufficientStats(X [][]float64, y []float64, prep mechanism.Prepared, lo, hi float64, workers int) stats {
+func sufficientStats(X [][]float64, y []float64, prep mechanism.Prepared, lo, hi float64, workers int, clip *privClip) stats {
 	n := len(X)
 	w := min(workers, max(n/minRowsPerWorker, 1))
 	parts := make([]*accumulator, w)
 	var wg sync.WaitGroup
 	for k := range parts {
-		parts[k] = newAccumulator(prep, lo, hi)
+		parts[k] = newAccumulator(prep, lo, hi, clip)
 		a, from, to := parts[k], k*n/w, (k+1)*n/w
 		wg.Add(1)
 		go func() {
@@ -138,7 +143,7 @@ func streamStats(d int, prep mechanism.Prepared, lo, hi float64, workers int, sc
 	parts := make([]*accumulator, workers)
 	var wg sync.WaitGroup
 	for k := range parts {
-		parts[k] = newAccumulator(prep, lo, hi)
+		parts[k] = newAccumulator(prep, lo, hi, nil)
 		a := parts[k]
 		wg.Add(1)
 		go func() {
