@@ -29,7 +29,17 @@ func (t *Trainer) TrainVariants(X [][]float64, y []float64, variants []Variant) 
 	if err := t.checkRows(X, y); err != nil {
 		return nil, err
 	}
-	r, err := t.addNoise(t.stats(X, y))
+	// A private-bounds plan releases its clipping radii first, exactly as
+	// Train does; its events already include them.
+	st, clip := t.stats(X, y), (*privClip)(nil)
+	if t.priv != nil {
+		var err error
+		if clip, err = t.releaseClip(X, y); err != nil {
+			return nil, err
+		}
+		st = sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, clip)
+	}
+	r, err := t.addNoise(st)
 	if err != nil {
 		return nil, err
 	}
@@ -41,6 +51,10 @@ func (t *Trainer) TrainVariants(X [][]float64, y []float64, variants []Variant) 
 		theta, lambda := t.estimate(r)
 		params := t.Params()
 		params["lambda"], params["ridge_factor"], params["floor_factor"] = lambda, v.Ridge, v.Floor
+		if clip != nil {
+			theta = clip.fold(theta)
+			params["clip_feature_norm"], params["clip_label_radius"] = clip.c, clip.cy
+		}
 		out[i] = &mechanism.Model{
 			Kind:     mechanism.KindLinReg,
 			Kernel:   "linear",

@@ -52,3 +52,36 @@ func TestTrainVariants(t *testing.T) {
 		t.Fatalf("λ(16) = %v < λ(¼) = %v", ms[1].Params["lambda"], ms[0].Params["lambda"])
 	}
 }
+
+// TestTrainVariantsPrivateBounds: on a private-bounds plan (the default
+// for n·ε ≥ 1000, and what tune=1 plans) the variants are trained on the
+// privately clipped rows and folded back like Train's model: the radii are
+// in the params and the default variant predicts as well as Train does.
+func TestTrainVariantsPrivateBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	beta := synthBeta(rng, 4)
+	train := synthLinear(rng, beta, 20000, 0.1)
+	test := synthLinear(rng, beta, 5000, 0.1)
+	tr, err := Plan(privateConfig(4, 20000, 1, 1e-6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tr.PrivateBounds() {
+		t.Fatal("privateConfig did not plan private bounds")
+	}
+	var viaVariants, viaTrain []float64
+	for run := 0; run < 5; run++ {
+		ms, err := tr.TrainVariants(train.x, train.y, []Variant{{Ridge: RidgeFactor, Floor: FloorFactor}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(ms[0].Params["clip_feature_norm"] > 0) || !(ms[0].Params["clip_label_radius"] > 0) {
+			t.Fatalf("variant params %v lack the released radii", ms[0].Params)
+		}
+		viaVariants = append(viaVariants, modelRMSE(t, ms[0], test))
+		viaTrain = append(viaTrain, trainRMSE(t, tr, train, test))
+	}
+	if v, w := mean(viaVariants), mean(viaTrain); v > 1.05*w {
+		t.Fatalf("TrainVariants RMSE %.4f vs Train %.4f on the same private-bounds plan", v, w)
+	}
+}
