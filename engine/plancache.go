@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"io"
 	"reflect"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/planbuilder"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
@@ -88,9 +90,9 @@ type planEntry struct {
 	verified int
 
 	gen      uint64
-	tables   []tableRef // tables of the bound plan, in order
-	nexprs   int        // expressions of the bound plan, in walk order
-	pos      []int      // walk positions of the parameters' literals
+	tables   []tableRef            // tables of the bound plan, in order
+	nexprs   int                   // expressions of the bound plan, in walk order
+	pos      []int                 // walk positions of the parameters' literals
 	lits     []*expression.Literal // their literals in the cached bound plan
 	names    map[*expression.Literal]string
 	analyzed sql.Node
@@ -171,7 +173,131 @@ func (h *cachingHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prep
 	if node == nil {
 		return h.Handler.ComStmtExecute(ctx, c, prepare, callback)
 	}
-	return h.Handler.ComExecuteBound(ctx, c, prepare.PrepareStmt, node, func(r *sqltypes.Result, _ bool) error { return callback(r) })
+	if !plan.IsReadOnly(node) {
+		return h.Handler.ComExecuteBound(ctx, c, prepare.PrepareStmt, node, func(r *sqltypes.Result, _ bool) error { return callback(r) })
+	}
+	if err := h.query(ctx, c, prepare.PrepareStmt, node, callback); err != nil {
+		return sql.CastSQLError(err)
+	}
+	return nil
+}
+
+// spoolRows is how many rows query sends per packet batch.
+const spoolRows = 128
+
+// query runs a cached query plan and sends its rows: go-mysql-server's
+// Handler.doQuery for one statement, without the per-statement goroutines
+// and socket polling of its streaming path (a cached plan is a short
+// lookup; ComExecuteBound would take that path for it, as it cannot carry
+// the planner's one-row flag).
+func (h *cachingHandler) query(ctx context.Context, c *mysql.Conn, query string, node sql.Node, callback func(*sqltypes.Result) error) (err error) {
+	sm := h.sm.Load()
+	sqlCtx, err := sm.NewContextWithQuery(ctx, c, query)
+	if err != nil {
+		return err
+	}
+	sqlCtx, err = sqlCtx.ProcessList.BeginQuery(sqlCtx, query)
+	if err != nil {
+		return err
+	}
+	defer sqlCtx.ProcessList.EndQuery(sqlCtx)
+	if err := sql.SessionCommandBegin(sqlCtx.Session); err != nil {
+		return err
+	}
+	defer sql.SessionCommandEnd(sqlCtx.Session)
+
+	schema, iter, _, err := h.pc.e.PrepQueryPlanForExecution(sqlCtx, query, node, &sql.QueryFlags{})
+	if err != nil {
+		return err
+	}
+	fields := schemaToFields(sqlCtx, schema)
+	buf := sql.ByteBufPool.Get().(*sql.ByteBuffer)
+	defer func() {
+		buf.Reset()
+		sql.ByteBufPool.Put(buf)
+	}()
+	res := &sqltypes.Result{Fields: fields}
+	for {
+		row, nerr := iter.Next(sqlCtx)
+		if nerr == io.EOF {
+			break
+		}
+		if nerr != nil {
+			iter.Close(sqlCtx)
+			return nerr
+		}
+		out, cerr := server.RowToSQL(sqlCtx, schema, row, nil, buf)
+		if cerr != nil {
+			iter.Close(sqlCtx)
+			return cerr
+		}
+		res.Rows = append(res.Rows, out)
+		res.RowsAffected++
+		if len(res.Rows) == spoolRows {
+			if err := callback(res); err != nil {
+				iter.Close(sqlCtx)
+				return err
+			}
+			res = &sqltypes.Result{Fields: fields}
+		}
+	}
+	if err := iter.Close(sqlCtx); err != nil {
+		return err
+	}
+	// The status flags of the OK/EOF packet: autocommit, in transaction.
+	if ac, err := sqlCtx.GetSessionVariable(sqlCtx, "autocommit"); err == nil {
+		if on, _ := sql.ConvertToBool(sqlCtx, ac); on {
+			c.StatusFlags |= uint16(mysql.ServerStatusAutocommit)
+		} else {
+			c.StatusFlags &^= uint16(mysql.ServerStatusAutocommit)
+		}
+	}
+	if sqlCtx.GetTransaction() != nil {
+		c.StatusFlags |= uint16(mysql.ServerInTransaction)
+	} else {
+		c.StatusFlags &^= uint16(mysql.ServerInTransaction)
+	}
+	return callback(res)
+}
+
+// schemaToFields is go-mysql-server's (server/handler.go, unexported).
+func schemaToFields(ctx *sql.Context, s sql.Schema) []*querypb.Field {
+	charSetResults := ctx.GetCharacterSetResults()
+	fields := make([]*querypb.Field, len(s))
+	for i, c := range s {
+		charset := uint32(sql.Collation_Default.CharacterSet())
+		if collatedType, ok := c.Type.(sql.TypeWithCollation); ok {
+			charset = uint32(collatedType.Collation().CharacterSet())
+		}
+		if types.IsBinaryType(c.Type) {
+			charset = uint32(sql.Collation_binary)
+		} else if charSetResults != sql.CharacterSet_Unspecified {
+			charset = uint32(charSetResults)
+		}
+		var flags querypb.MySqlFlag
+		if !c.Nullable {
+			flags |= querypb.MySqlFlag_NOT_NULL_FLAG
+		}
+		if c.AutoIncrement {
+			flags |= querypb.MySqlFlag_AUTO_INCREMENT_FLAG
+		}
+		if c.PrimaryKey {
+			flags |= querypb.MySqlFlag_PRI_KEY_FLAG
+		}
+		if types.IsUnsigned(c.Type) {
+			flags |= querypb.MySqlFlag_UNSIGNED_FLAG
+		}
+		fields[i] = &querypb.Field{
+			Name: c.Name, OrgName: c.Name, Table: c.Source, OrgTable: c.Source, Database: c.DatabaseSource,
+			Type: c.Type.Type(), Charset: charset, ColumnLength: c.Type.MaxTextResponseByteLength(ctx), Flags: uint32(flags),
+		}
+		if types.IsDecimal(c.Type) {
+			fields[i].Decimals = uint32(c.Type.(sql.DecimalType).Scale())
+		} else if types.IsDatetimeType(c.Type) {
+			fields[i].Decimals = uint32(c.Type.(sql.DatetimeType).Precision())
+		}
+	}
+	return fields
 }
 
 func (h *cachingHandler) ConnectionClosed(c *mysql.Conn) {
