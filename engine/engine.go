@@ -51,6 +51,9 @@ type Options struct {
 	// driver/mysql DSN) whose tables owners attach with dp_attach
 	// (scale-out, issue 14).
 	BackendDSN string
+	// DisablePlanCache turns off the prepared-statement plan cache
+	// (plancache.go), for comparisons.
+	DisablePlanCache bool
 }
 
 // Engine is an opened dpsql instance.
@@ -148,6 +151,7 @@ func (e *Engine) wire(opt Options) error {
 	// constant filters while analysing, which would run a release) and again
 	// after validation, on the final plan.
 	e.plans = newPlanCache(g)
+	e.plans.off = opt.DisablePlanCache
 	a := analyzer.NewBuilder(pro).
 		AddPreAnalyzeRule(guardRuleID, g.rule).
 		AddPostValidationRule(guardRuleID+1, g.rule).

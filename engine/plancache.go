@@ -61,6 +61,7 @@ import (
 type planCache struct {
 	e   *sqle.Engine // set once the engine is built
 	g   *guard
+	off bool
 	gen atomic.Uint64
 
 	mu    sync.Mutex
@@ -101,6 +102,7 @@ type planEntry struct {
 
 type tableRef struct {
 	name string
+	key  string // catalog key (db.table)
 	t    sql.Table
 }
 
@@ -313,7 +315,7 @@ func (h *cachingHandler) ComResetConnection(c *mysql.Conn) error {
 // plan returns the analysed plan to execute, or nil for the normal path.
 // Any error on the way also means the normal path, which reports it.
 func (pc *planCache) plan(ctx context.Context, sm *server.SessionManager, c *mysql.Conn, prepare *mysql.PrepareData) sql.Node {
-	if sm == nil || pc.e == nil || len(prepare.BindVars) == 0 {
+	if sm == nil || pc.e == nil || pc.off || len(prepare.BindVars) == 0 {
 		return nil
 	}
 	query := sql.RemoveSpaceAndDelimiter(prepare.PrepareStmt, ';')
@@ -355,15 +357,23 @@ func (pc *planCache) plan(ctx context.Context, sm *server.SessionManager, c *mys
 		en.never = true
 		return nil
 	}
-	// The guard's pre-analysis check, for this user and catalog, now.
-	if out, _, err := pc.g.rule(sqlCtx, pc.e.Analyzer, bound, nil, nil, qFlags); err != nil || out != bound {
-		return nil
-	}
 	// A READ ONLY transaction is enforced by an analyser rule.
 	if tx := sqlCtx.GetTransaction(); tx != nil && tx.IsReadOnly() && !plan.IsReadOnly(bound) {
 		return nil
 	}
 	tables := boundTables(bound)
+	// Statements on protected tables are never cached, for anyone: the
+	// guard's answer for them (refusal, or a DP aggregate plan) is given
+	// by the normal path on every execution.
+	for _, t := range tables {
+		if t.key == "" || pc.g.cat.IsProtected(t.key) {
+			return nil
+		}
+	}
+	// The guard's pre-analysis check, for this user and catalog, now.
+	if out, _, err := pc.g.rule(sqlCtx, pc.e.Analyzer, bound, nil, nil, qFlags); err != nil || out != bound {
+		return nil
+	}
 
 	exprs := boundExprs(bound)
 	if en.analyzed != nil && en.gen == gen && sameTables(en.tables, tables) {
@@ -568,7 +578,8 @@ func boundTables(n sql.Node) []tableRef {
 		transform.Inspect(n, func(node sql.Node) bool {
 			switch x := node.(type) {
 			case *plan.ResolvedTable:
-				out = append(out, tableRef{name: x.Name(), t: underlying(x.Table)})
+				key, _ := tableKey(x)
+				out = append(out, tableRef{name: x.Name(), key: key, t: underlying(x.Table)})
 			case *plan.InsertInto:
 				walk(x.Source)
 			}
