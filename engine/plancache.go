@@ -789,13 +789,18 @@ func (en *planEntry) learn(ctx *sql.Context, pc *planCache, stmt ast.Statement, 
 				}
 				var cands []string
 				for name := range params {
+					// Only a parameter compared directly with this column
+					// can have made this key.
+					if !cols[name][col] {
+						continue
+					}
 					v, err := convertKey(ctx, rce.Typ, params[name].Value())
 					if err != nil {
 						continue
 					}
 					if c, err := rce.Typ.Compare(ctx, v, key); err == nil && c == 0 {
-						if !cols[name][col] || !reflect.DeepEqual(v, key) {
-							ok = false // equal value, not attributable
+						if !reflect.DeepEqual(v, key) {
+							ok = false // equal but not identical: not attributable
 							return false
 						}
 						cands = append(cands, name)

@@ -113,6 +113,23 @@ func TestPlanCacheRebindsParameters(t *testing.T) {
 			t.Fatalf("k=%d: %d rows, want %d", k, n, want)
 		}
 	}
+	// Two parameters with equal values, on different columns.
+	two := stmt(t, root, "SELECT COUNT(*) FROM sb WHERE id >= ? AND k = ?")
+	for _, p := range [][2]int{{3, 3}, {1, 5}, {5, 5}, {0, 0}, {6, 6}, {90, 2}, {2, 2}} {
+		var n int
+		if err := two.QueryRow(p[0], p[1]).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		for i := max(p[0], 1); i <= 100; i++ {
+			if i%7 == p[1] {
+				want++
+			}
+		}
+		if n != want {
+			t.Fatalf("id >= %d AND k = %d: %d rows, want %d", p[0], p[1], n, want)
+		}
+	}
 	upd := stmt(t, root, "UPDATE sb SET k=k+1 WHERE id=?")
 	setc := stmt(t, root, "UPDATE sb SET c=? WHERE id=?")
 	del := stmt(t, root, "DELETE FROM sb WHERE id=?")
