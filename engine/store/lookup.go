@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"sort"
@@ -171,7 +172,20 @@ func (it *lookupIter) Next(ctx *sql.Context) (sql.Row, error) {
 				return nil, err
 			}
 			it.filter = f
-			it.cur = it.v.iter(it.bucket, iv, it.desc)
+			if it.bucket == 0 && !it.fullScan && iv.lo != nil && !iv.loOpen && !iv.hiOpen && bytes.Equal(iv.lo, iv.hi) {
+				// Point lookup on the primary key (issue 13, sysbench): one
+				// Get in the snapshot, no cursor or scan buffers.
+				val, _, err := it.v.get(0, iv.lo)
+				if err != nil {
+					return nil, err
+				}
+				if val == nil {
+					continue
+				}
+				it.cur = &kvIter{buf: []kv{{k: iv.lo, v: val}}, done: true}
+			} else {
+				it.cur = it.v.iter(it.bucket, iv, it.desc)
+			}
 		}
 		e, ok, err := it.cur.next()
 		if err != nil {
