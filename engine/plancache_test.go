@@ -334,3 +334,65 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// Point lookups (plan cache and the store's single-key read) see the
+// transaction's own writes and keep their snapshot.
+func TestPlanCachePointLookupSnapshot(t *testing.T) {
+	ts, root := planServer(t)
+	other := planDB(t, ts, "root", rootPW)
+	ctx := context.Background()
+	conn, err := root.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	get, err := conn.PrepareContext(ctx, "SELECT c FROM sb WHERE id=?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer get.Close()
+	read := func(id int) string {
+		t.Helper()
+		var c string
+		if err := get.QueryRow(id).Scan(&c); errors.Is(err, sql.ErrNoRows) {
+			return "<none>"
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for i := 1; i <= 5; i++ {
+		read(i)
+	}
+	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(7); got != "c7" {
+		t.Fatalf("id 7: %q", got)
+	}
+	mustExec(t, other, "UPDATE sb SET c='changed' WHERE id=7")
+	mustExec(t, other, "INSERT INTO sb VALUES (500, 1, 'other')")
+	if got := read(7); got != "c7" {
+		t.Fatalf("snapshot lost: id 7 reads %q", got)
+	}
+	if got := read(500); got != "<none>" {
+		t.Fatalf("row committed after the snapshot visible: %q", got)
+	}
+	for _, q := range []string{"INSERT INTO sb VALUES (600, 1, 'mine')", "DELETE FROM sb WHERE id=8"} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := read(600); got != "mine" {
+		t.Fatalf("own insert: %q", got)
+	}
+	if got := read(8); got != "<none>" {
+		t.Fatalf("own delete: %q", got)
+	}
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(7)+read(8)+read(600)+read(500), "changedc8<none>other"; got != want {
+		t.Fatalf("after rollback: %q, want %q", got, want)
+	}
+}
