@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -443,7 +444,7 @@ func planKey(ctx *sql.Context, query string, bv map[string]*querypb.BindVariable
 	// The parameter types: a NULL or a string where a number was changes
 	// the plan.
 	for i := 1; i <= len(bv); i++ {
-		if v, ok := bv["v"+itoa(i)]; ok {
+		if v, ok := bv["v"+strconv.Itoa(i)]; ok {
 			sb.WriteString(v.Type.String())
 		}
 		sb.WriteByte(',')
@@ -451,13 +452,6 @@ func planKey(ctx *sql.Context, query string, bv map[string]*querypb.BindVariable
 	sb.WriteByte(0)
 	sb.WriteString(query)
 	return sb.String()
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return itoa(i/10) + string(rune('0'+i%10))
 }
 
 // bindVarsToAST is go-mysql-server's handler conversion of the wire
