@@ -35,6 +35,9 @@ import (
 // plan of a first execution and re-uses it with the new parameter values.
 //
 // Soundness, in order of the checks on every execution:
+//   - Statements on protected tables are never cached, for any account:
+//     the guard's answer for them (a refusal, or a DP aggregate plan) comes
+//     from the normal path every time.
 //   - The statement is bound again from its parsed text with the new values
 //     (go-mysql-server's planbuilder): privilege checks, table and view
 //     resolution run as without the cache, against the current grants.
@@ -48,15 +51,16 @@ import (
 //     through the analyser since it was cached (a process-wide generation).
 //   - Only small plans are cached: whitelisted node and expression types
 //     (projections, filters, static index lookups with one range, sorts,
-//     DISTINCT, GROUP BY with plain aggregates, single-table INSERT VALUES /
-//     UPDATE / DELETE), so nothing evaluated at analysis time (functions,
+//     DISTINCT, GROUP BY with plain aggregates, single-table UPDATE /
+//     DELETE), so nothing evaluated at analysis time (functions,
 //     subqueries, DP releases) can be frozen in the plan.
 //   - A parameter value appears in the analysed plan either as its literal
 //     (replaced by pointer) or as a key of the index range, which is rebuilt
 //     by converting the new value with the range's column type. A range key
 //     is attributed to a parameter only if the parameter is compared
-//     directly with that index column and no other parameter or constant
-//     has the same value; every parameter must be found. The first two
+//     directly with that index column and no other such parameter, nor a
+//     constant of the statement, has the same value; every parameter must
+//     be found. The first two
 //     re-uses of a statement are also analysed in full and must print
 //     exactly the same plan, or the statement is never cached.
 type planCache struct {
@@ -190,9 +194,10 @@ const spoolRows = 128
 
 // query runs a cached query plan and sends its rows: go-mysql-server's
 // Handler.doQuery for one statement, without the per-statement goroutines
-// and socket polling of its streaming path (a cached plan is a short
-// lookup; ComExecuteBound would take that path for it, as it cannot carry
-// the planner's one-row flag).
+// and socket polling of its streaming path (ComExecuteBound would take that
+// path even for a point select, as it cannot carry the planner's one-row
+// flag). A client that disconnects during a long cached scan is noticed
+// when the rows are sent; KILL works as for any statement.
 func (h *cachingHandler) query(ctx context.Context, c *mysql.Conn, query string, node sql.Node, callback func(*sqltypes.Result) error) (err error) {
 	sm := h.sm.Load()
 	sqlCtx, err := sm.NewContextWithQuery(ctx, c, query)
