@@ -51,6 +51,9 @@ type Options struct {
 	// driver/mysql DSN) whose tables owners attach with dp_attach
 	// (scale-out, issue 14).
 	BackendDSN string
+	// DisablePlanCache turns off the prepared-statement plan cache
+	// (plancache.go), for comparisons.
+	DisablePlanCache bool
 }
 
 // Engine is an opened dpsql instance.
@@ -66,6 +69,8 @@ type Engine struct {
 	Backend *mysqlstore.Backend
 	// GeneratedRootPassword is set on first start when no password was given.
 	GeneratedRootPassword string
+
+	plans *planCache // prepared-statement plans (plancache.go, issue 13)
 }
 
 var authOnce sync.Once
@@ -145,6 +150,8 @@ func (e *Engine) wire(opt Options) error {
 	// The guard runs before any default rule (go-mysql-server evaluates
 	// constant filters while analysing, which would run a release) and again
 	// after validation, on the final plan.
+	e.plans = newPlanCache(g)
+	e.plans.off = opt.DisablePlanCache
 	a := analyzer.NewBuilder(pro).
 		AddPreAnalyzeRule(guardRuleID, g.rule).
 		AddPostValidationRule(guardRuleID+1, g.rule).
@@ -153,9 +160,11 @@ func (e *Engine) wire(opt Options) error {
 		// After the guard, which must see the clauses it hides: a
 		// multi-clause ALTER TABLE is all or nothing.
 		AddPostValidationRule(store.AtomicAlterRuleID, e.Store.AtomicAlterRule).
+		AddPreAnalyzeRule(guardRuleID+4, e.plans.bumpRule). // issue 13: plan cache expiry
 		Build()
 	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
 	e.SQL = sqle.New(a, &sqle.Config{})
+	e.plans.e = e.SQL
 	e.SQL.Parser = dumpParser{Parser: e.SQL.Parser} // issue 13: mysqldump of the mysql database
 	g.mdb = e.SQL.Analyzer.Catalog.MySQLDb
 	// LOAD DATA LOCAL INFILE streams a client-side file (the client must

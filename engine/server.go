@@ -76,10 +76,22 @@ func (e *Engine) NewServerWithOptions(addr string, opt ServerOptions) (*Server, 
 		ln.Close()
 		return nil, fmt.Errorf("set server identity: %w", err)
 	}
-	srv, err := server.NewServer(cfg, e.SQL, sql.NewContext, sessionBuilder, nil)
+	// issue 13: prepared statements re-use their analysed plans (plancache.go).
+	var ch *cachingHandler
+	wrap := func(h mysql.Handler) (mysql.Handler, error) {
+		if gh, ok := h.(*server.Handler); ok {
+			ch = &cachingHandler{Handler: gh, pc: e.plans}
+			return ch, nil
+		}
+		return h, nil
+	}
+	srv, err := server.NewServerWithHandler(cfg, e.SQL, sql.NewContext, sessionBuilder, nil, wrap)
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("start server: %w", err)
+	}
+	if ch != nil {
+		ch.sm.Store(srv.SessionManager())
 	}
 	return &Server{e: e, srv: srv, ln: ln}, nil
 }

@@ -171,7 +171,20 @@ func (it *lookupIter) Next(ctx *sql.Context) (sql.Row, error) {
 				return nil, err
 			}
 			it.filter = f
-			it.cur = it.v.iter(it.bucket, iv, it.desc)
+			if key, ok := pkPointKey(ctx, it.x, r); ok && it.bucket == 0 && !it.fullScan {
+				// Point lookup on the primary key (issue 13, sysbench): one
+				// Get in the snapshot, no cursor or scan buffers.
+				val, _, err := it.v.get(0, key)
+				if err != nil {
+					return nil, err
+				}
+				if val == nil {
+					continue
+				}
+				it.cur = &kvIter{buf: []kv{{k: key, v: val}}, done: true}
+			} else {
+				it.cur = it.v.iter(it.bucket, iv, it.desc)
+			}
 		}
 		e, ok, err := it.cur.next()
 		if err != nil {
@@ -225,4 +238,37 @@ func (it *lookupIter) done() {
 func (it *lookupIter) Close(*sql.Context) error {
 	it.done()
 	return nil
+}
+
+// pkPointKey returns the row key a range selects when it fixes every
+// primary-key column to one integer value (the row keys are exactly the
+// concatenated key parts, keys.go); false otherwise.
+func pkPointKey(ctx *sql.Context, x *Index, r sql.MySQLRange) ([]byte, bool) {
+	if x.im != nil || x.meta.keys == nil {
+		return nil, false
+	}
+	parts := x.parts()
+	if len(r) < len(parts) {
+		return nil, false
+	}
+	var key []byte
+	for j, p := range parts {
+		switch p.kind {
+		case kInt8, kInt16, kInt32, kInt64, kUint8, kUint16, kUint32, kUint64:
+		default:
+			return nil, false
+		}
+		lo, ok1 := r[j].LowerBound.(sql.Below)
+		hi, ok2 := r[j].UpperBound.(sql.Above)
+		if !ok1 || !ok2 {
+			return nil, false
+		}
+		lk, lexact, lok := p.boundKey(ctx, lo.Key)
+		hk, hexact, hok := p.boundKey(ctx, hi.Key)
+		if !lok || !hok || !lexact || !hexact || string(lk) != string(hk) {
+			return nil, false
+		}
+		key = append(key, lk...)
+	}
+	return key, true
 }

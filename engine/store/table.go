@@ -477,3 +477,22 @@ func (t *Table) Replacer(ctx *sql.Context) sql.RowReplacer { return t.openEditor
 func (t *Table) IsTemporary() bool { return false }
 
 var _ sql.TemporaryTable = (*Table)(nil)
+
+// SameTable reports whether a and b are Table values of the same live
+// table with the same definition (the engine's prepared-plan cache re-uses
+// a plan only then).
+func SameTable(a, b sql.Table) bool {
+	x, ok1 := a.(*Table)
+	y, ok2 := b.(*Table)
+	return ok1 && ok2 && x.ts == y.ts && x.meta == y.meta && !x.ts.gone.Load() && x.ts.meta.Load() == x.meta
+}
+
+// IsStoreTable reports whether t is a table of the store (possibly with an
+// index lookup).
+func IsStoreTable(t sql.Table) bool {
+	switch t.(type) {
+	case *Table, *indexedTable:
+		return true
+	}
+	return false
+}
