@@ -135,7 +135,7 @@ func (e *Engine) wire(opt Options) error {
 		sql.SetAuthorizationHandlerFactory(authFactory{inner: sql.GetAuthorizationHandlerFactory()})
 	})
 	pro := newProvider(e.Store.Provider(), e.Env.SystemDB(), e.Env.Views, e.Env.Procedures(), e.Catalog)
-	pro.tfs = map[string]sql.TableFunction{histogramTFName: &histogramTF{env: e.Env}}
+	pro.tfs = map[string]sql.TableFunction{histogramTFName: &histogramTF{env: e.Env}, insertValuesTFName: &insertValuesTF{}}
 	if e.Backend != nil {
 		pro.attached = &attachedTables{my: e.Backend, check: g.hooks().CheckRead}
 	}
@@ -157,6 +157,7 @@ func (e *Engine) wire(opt Options) error {
 	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
 	e.SQL = sqle.New(a, &sqle.Config{})
 	e.SQL.Parser = dumpParser{Parser: e.SQL.Parser} // issue 13: mysqldump of the mysql database
+	e.SQL.Parser = bulkParser{Parser: e.SQL.Parser, st: e.Store} // issue 13: fast multi-row INSERT (bulkinsert.go)
 	g.mdb = e.SQL.Analyzer.Catalog.MySQLDb
 	// LOAD DATA LOCAL INFILE streams a client-side file (the client must
 	// allow it too, e.g. mariadb --local-infile=1). Server-side file access
