@@ -223,7 +223,6 @@ func splitQualified(name string) []string {
 	return parts
 }
 
-
 // Literal scanning. A tuple list is "(v, …), (v, …), …" with optional
 // whitespace, then optional ';' and whitespace to the end.
 

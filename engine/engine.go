@@ -156,7 +156,7 @@ func (e *Engine) wire(opt Options) error {
 		Build()
 	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
 	e.SQL = sqle.New(a, &sqle.Config{})
-	e.SQL.Parser = dumpParser{Parser: e.SQL.Parser} // issue 13: mysqldump of the mysql database
+	e.SQL.Parser = dumpParser{Parser: e.SQL.Parser}              // issue 13: mysqldump of the mysql database
 	e.SQL.Parser = bulkParser{Parser: e.SQL.Parser, st: e.Store} // issue 13: fast multi-row INSERT (bulkinsert.go)
 	g.mdb = e.SQL.Analyzer.Catalog.MySQLDb
 	// LOAD DATA LOCAL INFILE streams a client-side file (the client must
