@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -53,7 +54,13 @@ const insertValuesTFName = "dp_insert_values"
 
 // bulkInsertMinBytes: shorter statements take the ordinary path (the
 // rewrite pays off for large statements only). A variable for tests.
-var bulkInsertMinBytes = 4096
+var bulkInsertMinBytes atomic.Int64
+
+func init() { bulkInsertMinBytes.Store(4096) }
+
+// bulkRewrites counts the statements rewritten (tests check the fast path
+// was taken).
+var bulkRewrites atomic.Int64
 
 // bulkMarker is replaced by the tuples in the rewritten statement's AST.
 const bulkMarker = "dpsql-bulk-values-marker"
@@ -67,7 +74,7 @@ type bulkParser struct {
 }
 
 func (p bulkParser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
-	if len(query) >= bulkInsertMinBytes {
+	if int64(len(query)) >= bulkInsertMinBytes.Load() {
 		if st, ok := p.rewriteInsert(ctx, query); ok {
 			return st, query, "", nil
 		}
@@ -76,7 +83,7 @@ func (p bulkParser) Parse(ctx *sql.Context, query string, multi bool) (ast.State
 }
 
 func (p bulkParser) ParseWithOptions(ctx context.Context, query string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
-	if sctx, ok := ctx.(*sql.Context); ok && delim == ';' && len(query) >= bulkInsertMinBytes {
+	if sctx, ok := ctx.(*sql.Context); ok && delim == ';' && int64(len(query)) >= bulkInsertMinBytes.Load() {
 		if st, ok := p.rewriteInsert(sctx, query); ok {
 			return st, query, "", nil
 		}
@@ -142,6 +149,7 @@ func (p bulkParser) rewriteInsert(ctx *sql.Context, query string) (ast.Statement
 	if found != 1 {
 		return nil, false
 	}
+	bulkRewrites.Add(1)
 	return ins, true
 }
 
