@@ -57,6 +57,9 @@ func bulkTableDDL(table string) string {
 type bulkResult struct {
 	insert, load       float64 // rows/s
 	insertCPU, loadCPU float64 // rows per CPU second of the server process
+	// CPU seconds of this process during each path: dpsql's server and the
+	// client for dpsql, the client alone for MariaDB.
+	insertSelf, loadSelf float64
 	errs               string
 }
 
@@ -94,7 +97,7 @@ func runBulk(t target, path string, rows, batch int, paths string) bulkResult {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var stmt strings.Builder
 	n := 0
-	start, cpu0 := time.Now(), cpuSeconds(t)
+	start, cpu0, self0 := time.Now(), cpuSeconds(t), cpuSeconds(target{})
 	flush := func() error {
 		if n == 0 {
 			return nil
@@ -106,6 +109,7 @@ func runBulk(t target, path string, rows, batch int, paths string) bulkResult {
 	}
 	for sc.Scan() {
 		if n == 0 {
+			stmt.Grow(batch * (len(sc.Bytes()) + 8))
 			stmt.WriteString("INSERT INTO bulk.ins VALUES ")
 		} else {
 			stmt.WriteByte(',')
@@ -129,6 +133,7 @@ func runBulk(t target, path string, rows, batch int, paths string) bulkResult {
 	f.Close()
 	res.insert = float64(rows) / time.Since(start).Seconds()
 	res.insertCPU = float64(rows) / (cpuSeconds(t) - cpu0)
+	res.insertSelf = cpuSeconds(target{}) - self0
 	return loadPath(db, t, path, rows, paths, res)
 }
 
@@ -148,12 +153,13 @@ func loadFile(db *sql.DB, path, table string) error {
 // checks the row counts and drops the database.
 func loadPath(db *sql.DB, t target, path string, rows int, paths string, res bulkResult) bulkResult {
 	if strings.Contains(paths, "load") {
-		start, cpu0 := time.Now(), cpuSeconds(t)
+		start, cpu0, self0 := time.Now(), cpuSeconds(t), cpuSeconds(target{})
 		if err := loadFile(db, path, "bulk.ld"); err != nil {
 			res.errs += fmt.Sprintf(" %s LOAD DATA: %v", t.name, err)
 		}
 		res.load = float64(rows) / time.Since(start).Seconds()
 		res.loadCPU = float64(rows) / (cpuSeconds(t) - cpu0)
+		res.loadSelf = cpuSeconds(target{}) - self0
 	} else if err := loadFile(db, path, "bulk.ld"); err != nil {
 		res.errs += fmt.Sprintf(" %s LOAD DATA (fill): %v", t.name, err)
 	}
@@ -173,9 +179,9 @@ func bulkMain(dpsql, maria target, tmp string, rows, batch, runs int, paths stri
 	check(err)
 	fmt.Printf("# bulk load over the wire: %d rows × %d DOUBLE (+ BIGINT key), %.0f MB CSV, INSERT of %d rows per statement, %d runs, MariaDB %s (%s; load average at start: %s)\n\n",
 		rows, bulkCols, float64(st.Size())/1e6, batch, runs, mariaVersion(), time.Now().UTC().Format(time.RFC3339), loadAvg())
-	fmt.Println("| path | dpsql rows/s | MariaDB rows/s | ratio | dpsql runs | MariaDB runs | dpsql rows/CPU-s | MariaDB rows/CPU-s | ratio per CPU | errors |")
-	fmt.Println("|---|---:|---:|---:|---|---|---:|---:|---:|---|")
-	var ins, ld, insC, ldC [2][]float64
+	fmt.Println("| path | dpsql rows/s | MariaDB rows/s | ratio | dpsql runs | MariaDB runs | dpsql rows/CPU-s | dpsql server rows/CPU-s | MariaDB rows/CPU-s | ratio per CPU | errors |")
+	fmt.Println("|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|")
+	var ins, ld, insC, ldC, insS, ldS [2][]float64
 	var errs []string
 	for r := 0; r < runs; r++ {
 		for i, t := range []target{dpsql, maria} {
@@ -184,6 +190,8 @@ func bulkMain(dpsql, maria target, tmp string, rows, batch, runs int, paths stri
 			ld[i] = append(ld[i], res.load)
 			insC[i] = append(insC[i], res.insertCPU)
 			ldC[i] = append(ldC[i], res.loadCPU)
+			insS[i] = append(insS[i], res.insertSelf)
+			ldS[i] = append(ldS[i], res.loadSelf)
 			if res.errs != "" {
 				errs = append(errs, strings.TrimSpace(res.errs))
 			}
@@ -192,11 +200,20 @@ func bulkMain(dpsql, maria target, tmp string, rows, batch, runs int, paths stri
 	for _, p := range []struct {
 		name string
 		v, c [2][]float64
-	}{{"multi-row INSERT", ins, insC}, {"LOAD DATA LOCAL INFILE", ld, ldC}} {
+		self [2][]float64
+	}{{"multi-row INSERT", ins, insC, insS}, {"LOAD DATA LOCAL INFILE", ld, ldC, ldS}} {
 		d, m := median(p.v[0]), median(p.v[1])
 		dc, mc := median(p.c[0]), median(p.c[1])
-		fmt.Printf("| %s | %.0f | %.0f | %.2f | %s | %s | %.0f | %.0f | %.2f | %s |\n", p.name, d, m, d/max(m, 1e-9), joinF(p.v[0]), joinF(p.v[1]),
-			dc, mc, dc/max(mc, 1e-9), strings.Join(errs, "; "))
+		// dpsql runs in this process beside the client: its server CPU is
+		// estimated as this process's CPU during the dpsql run minus the
+		// client's CPU during the MariaDB run of the same round.
+		var srv []float64
+		for r := range p.self[0] {
+			srv = append(srv, float64(rows)/max(p.self[0][r]-p.self[1][r], 1e-9))
+		}
+		ds := median(srv)
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %s | %s | %.0f | %.0f | %.0f | %.2f | %s |\n", p.name, d, m, d/max(m, 1e-9), joinF(p.v[0]), joinF(p.v[1]),
+			dc, ds, mc, ds/max(mc, 1e-9), strings.Join(errs, "; "))
 	}
 	fmt.Printf("\nload average at the end: %s\n", loadAvg())
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -583,6 +584,14 @@ func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[
 		return err
 	}
 	var ferr error
+	n := 0
+	for _, t := range tt.trees {
+		if t != nil {
+			n += t.Len()
+		}
+	}
+	rec.keys = slices.Grow(rec.keys, n)
+	*befores = slices.Grow(*befores, n)
 	for i, t := range tt.trees {
 		if t == nil || t.Len() == 0 {
 			continue
