@@ -60,7 +60,7 @@ type bulkResult struct {
 	// CPU seconds of this process during each path: dpsql's server and the
 	// client for dpsql, the client alone for MariaDB.
 	insertSelf, loadSelf float64
-	errs               string
+	errs                 string
 }
 
 // runBulk loads the file into t twice (multi-row INSERT of batch rows per
