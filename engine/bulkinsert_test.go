@@ -218,3 +218,31 @@ func TestBulkInsertRollbackAndGuard(t *testing.T) {
 		t.Fatalf("only %d statements took the fast path", engine.BulkRewrites()-before)
 	}
 }
+
+// TestInsertPastTailSeesConcurrentDuplicate: an insert whose key sorts after
+// every committed key skips the store lookup (editor.absentAbove); a key
+// another transaction committed meanwhile must still be a duplicate.
+func TestInsertPastTailSeesConcurrentDuplicate(t *testing.T) {
+	_, db := txServer(t)
+	a, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Rollback()
+	if _, err := a.Exec("INSERT INTO acct VALUES (50, 'a', 1)"); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, db, "INSERT INTO acct VALUES (100, 'b', 2)") // committed after a's snapshot
+	_, err = a.Exec("INSERT INTO acct VALUES (100, 'c', 3)")
+	if n, _ := mysqlErr(err); n != 1062 {
+		t.Fatalf("insert of a key committed by another transaction: %v, want error 1062", err)
+	}
+	// Keys in a gap below the tail and past it are accepted.
+	if _, err := a.Exec("INSERT INTO acct VALUES (3, 'd', 4), (200, 'e', 5)"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Exec("INSERT INTO acct VALUES (2, 'dup', 0)")
+	if n, _ := mysqlErr(err); n != 1062 {
+		t.Fatalf("insert of an existing key: %v, want error 1062", err)
+	}
+}
