@@ -3,9 +3,12 @@ package engine_test
 import (
 	"database/sql"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/dpsql/dpsql/engine"
 )
@@ -244,5 +247,85 @@ func TestInsertPastTailSeesConcurrentDuplicate(t *testing.T) {
 	_, err = a.Exec("INSERT INTO acct VALUES (2, 'dup', 0)")
 	if n, _ := mysqlErr(err); n != 1062 {
 		t.Fatalf("insert of an existing key: %v, want error 1062", err)
+	}
+}
+
+// TestLoadDataAndIgnoreRowMarks: go-mysql-server brackets every row of LOAD
+// DATA LOCAL (IGNORE semantics), INSERT IGNORE and UPDATE as a statement of
+// its own; the store's statement marks (an undo log) must drop exactly the
+// failing rows, and a statement reading its own table must not see its
+// own writes.
+func TestLoadDataAndIgnoreRowMarks(t *testing.T) {
+	_, db := txServer(t)
+	db.SetMaxOpenConns(1)
+	mustExec(t, db, "CREATE TABLE ld (id INT PRIMARY KEY, v DOUBLE NOT NULL, u INT, UNIQUE KEY uu (u))")
+	mustExec(t, db, "INSERT INTO ld VALUES (2, 0.5, 20)")
+	// Rows: new, duplicate id 2, new, duplicate u 30 of the row before, new.
+	data := "1,1.5,10\n2,2.5,99\n3,3.5,30\n4,4.5,30\n5,5.5,50\n"
+	mysql.RegisterReaderHandler("ldtest", func() io.Reader { return strings.NewReader(data) })
+	defer mysql.DeregisterReaderHandler("ldtest")
+	mustExec(t, db, "LOAD DATA LOCAL INFILE 'Reader::ldtest' INTO TABLE ld FIELDS TERMINATED BY ','")
+	want := []string{"1|1.5|10", "2|0.5|20", "3|3.5|30", "5|5.5|50"}
+	if got := bulkDump(t, db, "ld"); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("after LOAD DATA: %v, want %v", got, want)
+	}
+	// Inside a transaction, then rolled back: nothing stays.
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec("INSERT IGNORE INTO ld VALUES (6, 6.5, 60), (1, 0, 0), (7, 7.5, 60), (8, 8.5, 80)"); err != nil {
+		t.Fatal(err)
+	}
+	if n := countTableRows(t, tx, "ld"); n != 6 {
+		t.Fatalf("after INSERT IGNORE: %d rows, want 6", n)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if got := bulkDump(t, db, "ld"); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("after ROLLBACK: %v, want %v", got, want)
+	}
+	// Inside a transaction, a failing statement leaves none of its rows
+	// (through either INSERT path), the earlier statement's stay.
+	for _, minBytes := range []int{math.MaxInt32, 0} {
+		restore := engine.SetBulkInsertMinBytes(minBytes)
+		tx, err = db.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec("INSERT INTO ld VALUES (9, 9.5, 90)"); err != nil {
+			t.Fatal(err)
+		}
+		_, err = tx.Exec("INSERT INTO ld VALUES (10, 1, 100), (11, 1, 110), (3, 1, 120)")
+		if n, _ := mysqlErr(err); n != 1062 {
+			t.Fatalf("duplicate in a transaction: %v, want error 1062", err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		restore()
+		if got := bulkDump(t, db, "ld"); strings.Join(got, " ") != strings.Join(append(append([]string{}, want...), "9|9.5|90"), " ") {
+			t.Fatalf("after COMMIT of a transaction with a failed statement: %v", got)
+		}
+		mustExec(t, db, "DELETE FROM ld WHERE id = 9")
+	}
+	// A statement reading the table it writes sees it as it began.
+	mustExec(t, db, "INSERT INTO ld SELECT id + 100, v, NULL FROM ld")
+	if n := countTableRows(t, db, "ld"); n != 8 {
+		t.Fatalf("after INSERT … SELECT from itself: %d rows, want 8", n)
+	}
+	mustExec(t, db, "UPDATE ld SET id = id + 1 ORDER BY id DESC")
+	got := bulkDump(t, db, "ld")
+	if len(got) != 8 || got[0] != "2|1.5|10" || got[7] != "106|5.5|NULL" {
+		t.Fatalf("after UPDATE id = id + 1: %v", got)
+	}
+	// A failing UPDATE changes nothing.
+	_, err = db.Exec("UPDATE ld SET u = 10 WHERE id = 3")
+	if n, _ := mysqlErr(err); n != 1062 {
+		t.Fatalf("UPDATE to a duplicate u: %v, want error 1062", err)
+	}
+	if again := bulkDump(t, db, "ld"); strings.Join(again, " ") != strings.Join(got, " ") {
+		t.Fatalf("a failed UPDATE changed the table: %v", again)
 	}
 }

@@ -148,18 +148,23 @@ func (w *editWrapper) StatementBegin(ctx *sql.Context) {
 	if tt, err = tx.tableLocked(e.ts, e.meta); err == nil {
 		tt.beginStatement()
 	}
-	sp := tx.savepointLocked("")
+	m := mark{gen: tx.gen, undo: len(tx.undo), tt: tt}
+	tx.marksOpen++
 	tx.mu.Unlock()
 	e.mu.Lock()
-	e.marks = append(e.marks, mark{sp: sp, tt: tt})
+	e.marks = append(e.marks, m)
 	e.mu.Unlock()
 }
 
-// mark is a statement of the editor: the savepoint DiscardChanges returns
-// to and the buffer whose statement it brackets.
+// mark is a statement of the editor: the position in the transaction's
+// undo log DiscardChanges returns to (go-mysql-server brackets every row
+// of INSERT IGNORE, LOAD DATA and UPDATE as a statement, so this must be
+// cheap: cloning the buffers here made every later write copy a tree path)
+// and the buffer whose statement it brackets.
 type mark struct {
-	sp savepoint
-	tt *txTable
+	gen  uint64
+	undo int
+	tt   *txTable
 }
 
 func (e *editor) popMark() *mark {
@@ -188,9 +193,12 @@ func (w *editWrapper) DiscardChanges(ctx *sql.Context, _ error) error {
 	e.mu.Unlock()
 	if tx, err := e.txn(ctx); m != nil && err == nil {
 		tx.mu.Lock()
-		tx.restoreLocked(m.sp)
-		if m.tt != nil && m.sp.gen == tx.gen {
-			m.tt.endStatement()
+		if m.gen == tx.gen {
+			tx.revertLocked(m.undo)
+			if m.tt != nil {
+				m.tt.endStatement()
+			}
+			tx.closeMarkLocked()
 		}
 		tx.mu.Unlock()
 	}
@@ -200,10 +208,13 @@ func (w *editWrapper) DiscardChanges(ctx *sql.Context, _ error) error {
 func (w *editWrapper) StatementComplete(ctx *sql.Context) error {
 	e := w.e
 	m := e.popMark()
-	if tx, err := e.txn(ctx); m != nil && m.tt != nil && err == nil {
+	if tx, err := e.txn(ctx); m != nil && err == nil {
 		tx.mu.Lock()
-		if m.sp.gen == tx.gen {
-			m.tt.endStatement()
+		if m.gen == tx.gen {
+			if m.tt != nil {
+				m.tt.endStatement()
+			}
+			tx.closeMarkLocked()
 		}
 		tx.mu.Unlock()
 	}
@@ -373,11 +384,24 @@ func (e *editor) lookupNew(tx *Txn, tt *txTable, v *tview, key []byte) ([]byte, 
 	return val, nil, err
 }
 
+// put writes a buffered entry, logging what it replaces while a statement
+// mark is open.
 func (tt *txTable) put(i int, p pent) {
 	if tt.trees[i] == nil {
 		tt.trees[i] = newTree()
 	}
-	tt.trees[i].ReplaceOrInsert(p)
+	old, had := tt.trees[i].ReplaceOrInsert(p)
+	if tx := tt.tx; tx != nil && tx.marksOpen > 0 {
+		tx.undo = append(tx.undo, undoEnt{tt: tt, i: i, key: p.key, old: old, had: had})
+	}
+}
+
+// addCount changes the buffered row count, logged like put.
+func (tt *txTable) addCount(d int64) {
+	tt.count += d
+	if tx := tt.tx; tx != nil && tx.marksOpen > 0 {
+		tx.undo = append(tx.undo, undoEnt{tt: tt, i: -1, dc: d})
+	}
 }
 
 // entries computes the index entries of a row stored under rk.
@@ -480,7 +504,7 @@ func (e *editor) insert(ctx *sql.Context, row sql.Row) error {
 				tt.put(i+1, pent{key: string(ek), val: key, uniq: uniq[i]})
 			}
 		}
-		tt.count++
+		tt.addCount(1)
 		return nil, nil
 	})
 }
@@ -676,7 +700,7 @@ func (e *editor) deleteKeyLocked(ctx *sql.Context, tx *Txn, tt *txTable, v *tvie
 	if e.meta.keys == nil {
 		e.keylessRemove(cur, string(key))
 	}
-	tt.count--
+	tt.addCount(-1)
 	return nil
 }
 
