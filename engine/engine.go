@@ -78,7 +78,10 @@ func Open(opt Options) (*Engine, error) {
 	if err := os.MkdirAll(opt.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	db, err := bolt.Open(filepath.Join(opt.DataDir, DBFile), 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	// issue 13: a 1 GiB initial mapping (address space only) spares large
+	// loads the remaps that copy every dirty page of the commit each time
+	// the file outgrows the mapping.
+	db, err := bolt.Open(filepath.Join(opt.DataDir, DBFile), 0o600, &bolt.Options{Timeout: 5 * time.Second, InitialMmapSize: 1 << 30})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w (is another dpsql using this data dir?)", filepath.Join(opt.DataDir, DBFile), err)
 	}
