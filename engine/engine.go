@@ -83,7 +83,10 @@ func Open(opt Options) (*Engine, error) {
 	if err := os.MkdirAll(opt.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	db, err := bolt.Open(filepath.Join(opt.DataDir, DBFile), 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	// issue 13: a 1 GiB initial mapping (address space only) spares large
+	// loads the remaps that copy every dirty page of the commit each time
+	// the file outgrows the mapping.
+	db, err := bolt.Open(filepath.Join(opt.DataDir, DBFile), 0o600, &bolt.Options{Timeout: 5 * time.Second, InitialMmapSize: 1 << 30})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w (is another dpsql using this data dir?)", filepath.Join(opt.DataDir, DBFile), err)
 	}
@@ -140,7 +143,7 @@ func (e *Engine) wire(opt Options) error {
 		sql.SetAuthorizationHandlerFactory(authFactory{inner: sql.GetAuthorizationHandlerFactory()})
 	})
 	pro := newProvider(e.Store.Provider(), e.Env.SystemDB(), e.Env.Views, e.Env.Procedures(), e.Catalog)
-	pro.tfs = map[string]sql.TableFunction{histogramTFName: &histogramTF{env: e.Env}}
+	pro.tfs = map[string]sql.TableFunction{histogramTFName: &histogramTF{env: e.Env}, insertValuesTFName: &insertValuesTF{}}
 	if e.Backend != nil {
 		pro.attached = &attachedTables{my: e.Backend, check: g.hooks().CheckRead}
 	}
@@ -165,7 +168,8 @@ func (e *Engine) wire(opt Options) error {
 	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
 	e.SQL = sqle.New(a, &sqle.Config{})
 	e.plans.e = e.SQL
-	e.SQL.Parser = dumpParser{Parser: e.SQL.Parser} // issue 13: mysqldump of the mysql database
+	e.SQL.Parser = dumpParser{Parser: e.SQL.Parser}              // issue 13: mysqldump of the mysql database
+	e.SQL.Parser = bulkParser{Parser: e.SQL.Parser, st: e.Store} // issue 13: fast multi-row INSERT (bulkinsert.go)
 	g.mdb = e.SQL.Analyzer.Catalog.MySQLDb
 	// LOAD DATA LOCAL INFILE streams a client-side file (the client must
 	// allow it too, e.g. mariadb --local-infile=1). Server-side file access

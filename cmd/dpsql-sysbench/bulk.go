@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"database/sql"
 	"fmt"
 	"io"
 	"os"
@@ -56,21 +57,38 @@ func bulkTableDDL(table string) string {
 type bulkResult struct {
 	insert, load       float64 // rows/s
 	insertCPU, loadCPU float64 // rows per CPU second of the server process
-	errs               string
+	// CPU seconds of this process during each path: dpsql's server and the
+	// client for dpsql, the client alone for MariaDB.
+	insertSelf, loadSelf float64
+	errs                 string
 }
 
 // runBulk loads the file into t twice (multi-row INSERT of batch rows per
 // statement, then LOAD DATA LOCAL INFILE into a second table) and checks the
 // row counts.
-func runBulk(t target, path string, rows, batch int) bulkResult {
+func runBulk(t target, path string, rows, batch int, paths string) bulkResult {
 	var res bulkResult
 	db, err := open(t, "")
 	check(err)
-	defer db.Close()
+	defer func() { db.Close() }()
 	db.SetMaxOpenConns(1)
 	for _, q := range []string{"DROP DATABASE IF EXISTS bulk", "CREATE DATABASE bulk", bulkTableDDL("bulk.ins"), bulkTableDDL("bulk.ld")} {
 		_, err := db.Exec(q)
 		check(err)
+	}
+	// Load with bulk as the current database, as a client tool does
+	// (mariadb DB, mysqlimport, a restore's USE).
+	db.Close()
+	db, err = open(t, "bulk")
+	check(err)
+	db.SetMaxOpenConns(1)
+	if !strings.Contains(paths, "insert") {
+		// Skipped path: fill the table so the row count check holds.
+		res.insert, res.insertCPU = 0, 0
+		if err := loadFile(db, path, "bulk.ins"); err != nil {
+			res.errs = fmt.Sprintf("%s LOAD DATA (fill): %v", t.name, err)
+		}
+		return loadPath(db, t, path, rows, paths, res)
 	}
 	// Multi-row INSERT.
 	f, err := os.Open(path)
@@ -79,7 +97,7 @@ func runBulk(t target, path string, rows, batch int) bulkResult {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	var stmt strings.Builder
 	n := 0
-	start, cpu0 := time.Now(), cpuSeconds(t)
+	start, cpu0, self0 := time.Now(), cpuSeconds(t), cpuSeconds(target{})
 	flush := func() error {
 		if n == 0 {
 			return nil
@@ -91,6 +109,7 @@ func runBulk(t target, path string, rows, batch int) bulkResult {
 	}
 	for sc.Scan() {
 		if n == 0 {
+			stmt.Grow(batch * (len(sc.Bytes()) + 8))
 			stmt.WriteString("INSERT INTO bulk.ins VALUES ")
 		} else {
 			stmt.WriteByte(',')
@@ -114,19 +133,36 @@ func runBulk(t target, path string, rows, batch int) bulkResult {
 	f.Close()
 	res.insert = float64(rows) / time.Since(start).Seconds()
 	res.insertCPU = float64(rows) / (cpuSeconds(t) - cpu0)
-	// LOAD DATA LOCAL INFILE.
+	res.insertSelf = cpuSeconds(target{}) - self0
+	return loadPath(db, t, path, rows, paths, res)
+}
+
+// loadFile runs LOAD DATA LOCAL INFILE of path into table.
+func loadFile(db *sql.DB, path, table string) error {
 	mysql.RegisterReaderHandler("bulk", func() io.Reader {
 		f, err := os.Open(path)
 		check(err)
 		return bufio.NewReaderSize(f, 1<<20)
 	})
 	defer mysql.DeregisterReaderHandler("bulk")
-	start, cpu0 = time.Now(), cpuSeconds(t)
-	if _, err := db.Exec("LOAD DATA LOCAL INFILE 'Reader::bulk' INTO TABLE bulk.ld FIELDS TERMINATED BY ',' LINES TERMINATED BY '\\n'"); err != nil {
-		res.errs += fmt.Sprintf(" %s LOAD DATA: %v", t.name, err)
+	_, err := db.Exec("LOAD DATA LOCAL INFILE 'Reader::bulk' INTO TABLE " + table + " FIELDS TERMINATED BY ',' LINES TERMINATED BY '\\n'")
+	return err
+}
+
+// loadPath times LOAD DATA LOCAL INFILE (unless paths leaves it out), then
+// checks the row counts and drops the database.
+func loadPath(db *sql.DB, t target, path string, rows int, paths string, res bulkResult) bulkResult {
+	if strings.Contains(paths, "load") {
+		start, cpu0, self0 := time.Now(), cpuSeconds(t), cpuSeconds(target{})
+		if err := loadFile(db, path, "bulk.ld"); err != nil {
+			res.errs += fmt.Sprintf(" %s LOAD DATA: %v", t.name, err)
+		}
+		res.load = float64(rows) / time.Since(start).Seconds()
+		res.loadCPU = float64(rows) / (cpuSeconds(t) - cpu0)
+		res.loadSelf = cpuSeconds(target{}) - self0
+	} else if err := loadFile(db, path, "bulk.ld"); err != nil {
+		res.errs += fmt.Sprintf(" %s LOAD DATA (fill): %v", t.name, err)
 	}
-	res.load = float64(rows) / time.Since(start).Seconds()
-	res.loadCPU = float64(rows) / (cpuSeconds(t) - cpu0)
 	for _, tb := range []string{"bulk.ins", "bulk.ld"} {
 		var c int
 		if err := db.QueryRow("SELECT COUNT(*) FROM " + tb).Scan(&c); err != nil || c != rows {
@@ -137,23 +173,25 @@ func runBulk(t target, path string, rows, batch int) bulkResult {
 	return res
 }
 
-func bulkMain(dpsql, maria target, tmp string, rows, batch, runs int) {
+func bulkMain(dpsql, maria target, tmp string, rows, batch, runs int, paths string) {
 	path := writeBulkCSV(tmp, rows)
 	st, err := os.Stat(path)
 	check(err)
 	fmt.Printf("# bulk load over the wire: %d rows × %d DOUBLE (+ BIGINT key), %.0f MB CSV, INSERT of %d rows per statement, %d runs, MariaDB %s (%s; load average at start: %s)\n\n",
 		rows, bulkCols, float64(st.Size())/1e6, batch, runs, mariaVersion(), time.Now().UTC().Format(time.RFC3339), loadAvg())
-	fmt.Println("| path | dpsql rows/s | MariaDB rows/s | ratio | dpsql runs | MariaDB runs | dpsql rows/CPU-s | MariaDB rows/CPU-s | ratio per CPU | errors |")
-	fmt.Println("|---|---:|---:|---:|---|---|---:|---:|---:|---|")
-	var ins, ld, insC, ldC [2][]float64
+	fmt.Println("| path | dpsql rows/s | MariaDB rows/s | ratio | dpsql runs | MariaDB runs | dpsql rows/CPU-s | dpsql server rows/CPU-s | MariaDB rows/CPU-s | ratio per CPU | errors |")
+	fmt.Println("|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|")
+	var ins, ld, insC, ldC, insS, ldS [2][]float64
 	var errs []string
 	for r := 0; r < runs; r++ {
 		for i, t := range []target{dpsql, maria} {
-			res := runBulk(t, path, rows, batch)
+			res := runBulk(t, path, rows, batch, paths)
 			ins[i] = append(ins[i], res.insert)
 			ld[i] = append(ld[i], res.load)
 			insC[i] = append(insC[i], res.insertCPU)
 			ldC[i] = append(ldC[i], res.loadCPU)
+			insS[i] = append(insS[i], res.insertSelf)
+			ldS[i] = append(ldS[i], res.loadSelf)
 			if res.errs != "" {
 				errs = append(errs, strings.TrimSpace(res.errs))
 			}
@@ -162,11 +200,20 @@ func bulkMain(dpsql, maria target, tmp string, rows, batch, runs int) {
 	for _, p := range []struct {
 		name string
 		v, c [2][]float64
-	}{{"multi-row INSERT", ins, insC}, {"LOAD DATA LOCAL INFILE", ld, ldC}} {
+		self [2][]float64
+	}{{"multi-row INSERT", ins, insC, insS}, {"LOAD DATA LOCAL INFILE", ld, ldC, ldS}} {
 		d, m := median(p.v[0]), median(p.v[1])
 		dc, mc := median(p.c[0]), median(p.c[1])
-		fmt.Printf("| %s | %.0f | %.0f | %.2f | %s | %s | %.0f | %.0f | %.2f | %s |\n", p.name, d, m, d/max(m, 1e-9), joinF(p.v[0]), joinF(p.v[1]),
-			dc, mc, dc/max(mc, 1e-9), strings.Join(errs, "; "))
+		// dpsql runs in this process beside the client: its server CPU is
+		// estimated as this process's CPU during the dpsql run minus the
+		// client's CPU during the MariaDB run of the same round.
+		var srv []float64
+		for r := range p.self[0] {
+			srv = append(srv, float64(rows)/max(p.self[0][r]-p.self[1][r], 1e-9))
+		}
+		ds := median(srv)
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %s | %s | %.0f | %.0f | %.0f | %.2f | %s |\n", p.name, d, m, d/max(m, 1e-9), joinF(p.v[0]), joinF(p.v[1]),
+			dc, ds, mc, ds/max(mc, 1e-9), strings.Join(errs, "; "))
 	}
 	fmt.Printf("\nload average at the end: %s\n", loadAvg())
 }

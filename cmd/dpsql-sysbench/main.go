@@ -59,6 +59,7 @@ func main() {
 	threadList := flag.String("threads", "1,8", "thread counts")
 	runs := flag.Int("runs", 3, "runs per test and thread count (medians are reported)")
 	bulk := flag.Int("bulk", 0, "instead of sysbench, load this many rows × 20 DOUBLE over the wire (multi-row INSERT and LOAD DATA LOCAL INFILE)")
+	bulkPaths := flag.String("bulk-paths", "insert,load", "with -bulk, the paths to time (insert, load); the others only fill their table")
 	bulkBatch := flag.Int("bulk-batch", 1000, "rows per INSERT statement with -bulk")
 	tests := flag.String("tests", "oltp_point_select,oltp_read_write,oltp_insert", "sysbench tests")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of dpsql (in-process) to this file")
@@ -110,7 +111,7 @@ func main() {
 	defer stop()
 
 	if *bulk > 0 {
-		bulkMain(dpsql, maria, tmp, *bulk, *bulkBatch, *runs)
+		bulkMain(dpsql, maria, tmp, *bulk, *bulkBatch, *runs, *bulkPaths)
 		return
 	}
 

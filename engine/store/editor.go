@@ -9,6 +9,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	bolt "go.etcd.io/bbolt"
 )
 
 // ErrWriteConflict is the cause of the ER_LOCK_DEADLOCK error returned when a
@@ -51,6 +52,46 @@ type editor struct {
 	keyless map[uint64][]string // tables without primary key: hash(row) → keys, kept current
 	// undoCreate: the statement that created the table failed.
 	undoCreate bool
+	// tail caches the largest committed row key (see absentAbove).
+	tail tailCache
+}
+
+// tailCache is the largest key of a table's committed rows bucket, read
+// after snapshot snap was taken (under the transaction's lock).
+type tailCache struct {
+	tx    *Txn
+	gen   uint64
+	snap  uint64
+	empty bool
+	key   []byte
+}
+
+// absentAbove reports whether key is certainly absent from the committed
+// rows as of v.snap because it sorts after every key bbolt held when the
+// cache was filled: any key added since was committed after the snapshot
+// (its timestamp is larger), so it is not visible at v.snap either.
+// Bulk loads with increasing keys then need no bbolt read per row. Called
+// with tx.mu held.
+func (e *editor) absentAbove(tx *Txn, v *tview, key []byte) (bool, error) {
+	c := &e.tail
+	if c.tx != tx || c.gen != tx.gen || c.snap != v.snap {
+		*c = tailCache{tx: tx, gen: tx.gen, snap: v.snap}
+		err := e.s.db.View(func(btx *bolt.Tx) error {
+			b, err := v.open(btx, 0)
+			if err != nil {
+				return err
+			}
+			k, _ := b.Cursor().Last()
+			c.empty = k == nil
+			c.key = append([]byte(nil), k...)
+			return nil
+		})
+		if err != nil {
+			c.tx = nil
+			return false, err
+		}
+	}
+	return c.empty || bytes.Compare(key, c.key) > 0, nil
 }
 
 func (t *Table) openEditor(ctx *sql.Context, op WriteOp) *editWrapper {
@@ -107,18 +148,23 @@ func (w *editWrapper) StatementBegin(ctx *sql.Context) {
 	if tt, err = tx.tableLocked(e.ts, e.meta); err == nil {
 		tt.beginStatement()
 	}
-	sp := tx.savepointLocked("")
+	m := mark{gen: tx.gen, undo: len(tx.undo), tt: tt}
+	tx.marksOpen++
 	tx.mu.Unlock()
 	e.mu.Lock()
-	e.marks = append(e.marks, mark{sp: sp, tt: tt})
+	e.marks = append(e.marks, m)
 	e.mu.Unlock()
 }
 
-// mark is a statement of the editor: the savepoint DiscardChanges returns
-// to and the buffer whose statement it brackets.
+// mark is a statement of the editor: the position in the transaction's
+// undo log DiscardChanges returns to (go-mysql-server brackets every row
+// of INSERT IGNORE, LOAD DATA and UPDATE as a statement, so this must be
+// cheap: cloning the buffers here made every later write copy a tree path)
+// and the buffer whose statement it brackets.
 type mark struct {
-	sp savepoint
-	tt *txTable
+	gen  uint64
+	undo int
+	tt   *txTable
 }
 
 func (e *editor) popMark() *mark {
@@ -147,9 +193,12 @@ func (w *editWrapper) DiscardChanges(ctx *sql.Context, _ error) error {
 	e.mu.Unlock()
 	if tx, err := e.txn(ctx); m != nil && err == nil {
 		tx.mu.Lock()
-		tx.restoreLocked(m.sp)
-		if m.tt != nil && m.sp.gen == tx.gen {
-			m.tt.endStatement()
+		if m.gen == tx.gen {
+			tx.revertLocked(m.undo)
+			if m.tt != nil {
+				m.tt.endStatement()
+			}
+			tx.closeMarkLocked()
 		}
 		tx.mu.Unlock()
 	}
@@ -159,10 +208,13 @@ func (w *editWrapper) DiscardChanges(ctx *sql.Context, _ error) error {
 func (w *editWrapper) StatementComplete(ctx *sql.Context) error {
 	e := w.e
 	m := e.popMark()
-	if tx, err := e.txn(ctx); m != nil && m.tt != nil && err == nil {
+	if tx, err := e.txn(ctx); m != nil && err == nil {
 		tx.mu.Lock()
-		if m.sp.gen == tx.gen {
-			m.tt.endStatement()
+		if m.gen == tx.gen {
+			if m.tt != nil {
+				m.tt.endStatement()
+			}
+			tx.closeMarkLocked()
 		}
 		tx.mu.Unlock()
 	}
@@ -317,11 +369,39 @@ func lookup(tt *txTable, v *tview, key []byte) ([]byte, *pent, error) {
 	return val, nil, err
 }
 
+// lookupNew is lookup for a key being inserted: past the committed tail
+// (absentAbove) the snapshot cannot hold it.
+func (e *editor) lookupNew(tx *Txn, tt *txTable, v *tview, key []byte) ([]byte, *pent, error) {
+	if t := tt.trees[0]; t != nil {
+		if p, ok := t.Get(pent{key: string(key)}); ok {
+			return p.val, &p, nil
+		}
+	}
+	if absent, err := e.absentAbove(tx, v, key); err != nil || absent {
+		return nil, nil, err
+	}
+	val, _, err := v.get(0, key)
+	return val, nil, err
+}
+
+// put writes a buffered entry, logging what it replaces while a statement
+// mark is open.
 func (tt *txTable) put(i int, p pent) {
 	if tt.trees[i] == nil {
 		tt.trees[i] = newTree()
 	}
-	tt.trees[i].ReplaceOrInsert(p)
+	old, had := tt.trees[i].ReplaceOrInsert(p)
+	if tx := tt.tx; tx != nil && tx.marksOpen > 0 {
+		tx.undo = append(tx.undo, undoEnt{tt: tt, i: i, key: p.key, old: old, had: had})
+	}
+}
+
+// addCount changes the buffered row count, logged like put.
+func (tt *txTable) addCount(d int64) {
+	tt.count += d
+	if tx := tt.tx; tx != nil && tx.marksOpen > 0 {
+		tx.undo = append(tx.undo, undoEnt{tt: tt, i: -1, dc: d})
+	}
 }
 
 // entries computes the index entries of a row stored under rk.
@@ -365,7 +445,9 @@ func (e *editor) decodeFull(val []byte) (sql.Row, error) {
 }
 
 func (e *editor) insert(ctx *sql.Context, row sql.Row) error {
-	val, err := e.meta.codec.encode(ctx, nil, row)
+	// Room for fixed-size values up front: growing from nil costs several
+	// copies per row in bulk loads.
+	val, err := e.meta.codec.encode(ctx, make([]byte, 0, 16+9*len(row)), row)
 	if err != nil {
 		return err
 	}
@@ -385,7 +467,7 @@ func (e *editor) insert(ctx *sql.Context, row sql.Row) error {
 	return e.op(ctx, func(tx *Txn, tt *txTable, v *tview) (*dup, error) {
 		fresh := true // absent from the snapshot
 		if e.meta.keys != nil {
-			cur, p, err := lookup(tt, v, key)
+			cur, p, err := e.lookupNew(tx, tt, v, key)
 			if err != nil {
 				return nil, err
 			}
@@ -422,7 +504,7 @@ func (e *editor) insert(ctx *sql.Context, row sql.Row) error {
 				tt.put(i+1, pent{key: string(ek), val: key, uniq: uniq[i]})
 			}
 		}
-		tt.count++
+		tt.addCount(1)
 		return nil, nil
 	})
 }
@@ -618,7 +700,7 @@ func (e *editor) deleteKeyLocked(ctx *sql.Context, tx *Txn, tt *txTable, v *tvie
 	if e.meta.keys == nil {
 		e.keylessRemove(cur, string(key))
 	}
-	tt.count--
+	tt.addCount(-1)
 	return nil
 }
 

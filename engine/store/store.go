@@ -405,6 +405,14 @@ func (s *Store) TableSchema(db, table string) (sql.Schema, error) {
 	return ts.meta.Load().schema().Copy(), nil
 }
 
+// HasDatabase reports whether the store holds database db (case-insensitive).
+func (s *Store) HasDatabase(db string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	_, ok := s.dbs[strings.ToLower(db)]
+	return ok
+}
+
 // HasTable reports whether db.table exists (case-insensitive).
 func (s *Store) HasTable(db, table string) bool {
 	_, err := s.lookup(db, table)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -85,6 +86,61 @@ type txTable struct {
 	// "current read" for UPDATE and DELETE); only a change committed after
 	// readTS is then a conflict (see currentRead).
 	readTS uint64
+	// tx is the transaction owning the buffer (for its undo log);
+	// visibleUndo is the undo log length when the statement began, from
+	// which visible is built on the first read (see visibleLocked).
+	tx          *Txn
+	visibleUndo int
+	visibleSet  bool
+}
+
+// undoEnt is one logged buffer change: entry key of tree i replaced old
+// (absent unless had), or (i == -1) a row count change dc.
+type undoEnt struct {
+	tt  *txTable
+	i   int
+	key string
+	old pent
+	had bool
+	dc  int64
+}
+
+// revertLocked undoes the logged changes after position pos and truncates
+// the log there.
+func (tx *Txn) revertLocked(pos int) {
+	if pos > len(tx.undo) {
+		return // a savepoint restore already went further back
+	}
+	for j := len(tx.undo) - 1; j >= pos; j-- {
+		if u := &tx.undo[j]; u.i < 0 {
+			u.tt.count -= u.dc
+		} else {
+			undoOne(u, u.tt.trees)
+		}
+	}
+	clear(tx.undo[pos:])
+	tx.undo = tx.undo[:pos]
+}
+
+// undoOne reverts entry change u (u.i >= 0) on trees, the buffer's own or
+// a clone of them.
+func undoOne(u *undoEnt, trees []*tree) {
+	if u.had {
+		trees[u.i].ReplaceOrInsert(u.old)
+	} else {
+		trees[u.i].Delete(pent{key: u.key})
+	}
+}
+
+// closeMarkLocked ends a statement mark; with none open the log is dropped.
+func (tx *Txn) closeMarkLocked() {
+	if tx.marksOpen > 0 {
+		tx.marksOpen--
+	}
+	if tx.marksOpen == 0 {
+		clear(tx.undo)
+		tx.undo = tx.undo[:0]
+	}
 }
 
 type txTableSnap struct {
@@ -96,6 +152,7 @@ type savepoint struct {
 	name   string
 	gen    uint64
 	tables map[uint64]txTableSnap
+	undo   int // undo log length
 }
 
 // Txn is a transaction of the store; it is the sql.Transaction of a Session.
@@ -109,6 +166,10 @@ type Txn struct {
 	gen        uint64 // bumped when the transaction ends; stale savepoints are ignored
 	tables     map[uint64]*txTable
 	savepoints []savepoint
+	// Statement marks (editor.go) open, and the log of buffer changes
+	// made while any is open.
+	marksOpen int
+	undo      []undoEnt
 }
 
 var _ sql.Transaction = (*Txn)(nil)
@@ -152,6 +213,8 @@ func (tx *Txn) endLocked() {
 		tx.tables = map[uint64]*txTable{}
 	}
 	tx.savepoints = nil
+	tx.marksOpen = 0
+	tx.undo = nil
 }
 
 // rollback discards the transaction's writes.
@@ -166,7 +229,7 @@ func (tx *Txn) rollback() {
 func (tx *Txn) tableLocked(ts *tableState, meta *tableMeta) (*txTable, error) {
 	tt := tx.tables[ts.id]
 	if tt == nil {
-		tt = &txTable{ts: ts, meta: meta, trees: make([]*tree, 1+len(meta.indexes))}
+		tt = &txTable{ts: ts, meta: meta, trees: make([]*tree, 1+len(meta.indexes)), tx: tx}
 		tx.tables[ts.id] = tt
 		return tt, nil
 	}
@@ -194,9 +257,37 @@ func (tx *Txn) view(ts *tableState, meta *tableMeta, live, single bool) (*tview,
 	if err != nil {
 		return nil, err
 	}
-	v.trees, v.count = tt.visible, tt.visibleCount
+	v.trees, v.count = tt.visibleLocked(), tt.visibleCount
 	v.snap = tt.currentRead(tx, single)
 	return v, nil
+}
+
+// visibleLocked returns the buffers as they were when the statement began:
+// a clone of the current ones with the statement's logged changes undone,
+// built on the first read (most writing statements never read their own
+// table, and cloning at every row's StatementBegin was the cost).
+func (tt *txTable) visibleLocked() []*tree {
+	if tt.visibleSet {
+		return tt.visible
+	}
+	vis := make([]*tree, len(tt.trees))
+	for i, t := range tt.trees {
+		if t != nil {
+			vis[i] = t.Clone()
+		}
+	}
+	if tx := tt.tx; tx != nil && tt.visibleUndo <= len(tx.undo) {
+		for j := len(tx.undo) - 1; j >= tt.visibleUndo; j-- {
+			if u := &tx.undo[j]; u.tt == tt && u.i >= 0 {
+				if vis[u.i] == nil {
+					vis[u.i] = newTree()
+				}
+				undoOne(u, vis)
+			}
+		}
+	}
+	tt.visible, tt.visibleSet = vis, true
+	return vis
 }
 
 // currentRead is the read timestamp of the statement writing tt, taken at
@@ -219,12 +310,8 @@ func (tt *txTable) currentRead(tx *Txn, single bool) uint64 {
 // tt (see view).
 func (tt *txTable) beginStatement() {
 	if tt.open == 0 {
-		tt.visible = make([]*tree, len(tt.trees))
-		for i, t := range tt.trees {
-			if t != nil {
-				tt.visible[i] = t.Clone()
-			}
-		}
+		tt.visible, tt.visibleSet = nil, false
+		tt.visibleUndo = len(tt.tx.undo)
 		tt.visibleCount = tt.count
 	}
 	tt.open++
@@ -235,7 +322,7 @@ func (tt *txTable) endStatement() {
 		tt.open--
 	}
 	if tt.open == 0 {
-		tt.visible = nil
+		tt.visible, tt.visibleSet = nil, false
 		tt.readTS = 0
 	}
 }
@@ -267,7 +354,7 @@ func (tx *Txn) viewLocked(ts *tableState, meta *tableMeta, clone bool) (*tview, 
 
 // savepointLocked captures the buffered writes.
 func (tx *Txn) savepointLocked(name string) savepoint {
-	sp := savepoint{name: name, gen: tx.gen, tables: make(map[uint64]txTableSnap, len(tx.tables))}
+	sp := savepoint{name: name, gen: tx.gen, tables: make(map[uint64]txTableSnap, len(tx.tables)), undo: len(tx.undo)}
 	for id, tt := range tx.tables {
 		snap := txTableSnap{trees: make([]*tree, len(tt.trees)), count: tt.count}
 		for i, t := range tt.trees {
@@ -297,6 +384,11 @@ func (tx *Txn) restoreLocked(sp savepoint) {
 			tt.trees[i] = t
 		}
 		tt.count = snap.count
+	}
+	// Logged changes after the savepoint are undone by the restore.
+	if sp.undo < len(tx.undo) {
+		clear(tx.undo[sp.undo:])
+		tx.undo = tx.undo[:sp.undo]
 	}
 }
 
@@ -583,6 +675,14 @@ func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[
 		return err
 	}
 	var ferr error
+	n := 0
+	for _, t := range tt.trees {
+		if t != nil {
+			n += t.Len()
+		}
+	}
+	rec.keys = slices.Grow(rec.keys, n)
+	*befores = slices.Grow(*befores, n)
 	for i, t := range tt.trees {
 		if t == nil || t.Len() == 0 {
 			continue

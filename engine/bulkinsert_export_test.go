@@ -1,0 +1,11 @@
+package engine
+
+// SetBulkInsertMinBytes sets the size from which multi-row INSERTs take the
+// fast path and returns a function restoring the old value.
+func SetBulkInsertMinBytes(n int) (restore func()) {
+	old := bulkInsertMinBytes.Swap(int64(n))
+	return func() { bulkInsertMinBytes.Store(old) }
+}
+
+// BulkRewrites is the number of INSERT statements rewritten so far.
+func BulkRewrites() int64 { return bulkRewrites.Load() }
