@@ -81,7 +81,15 @@ func planLinReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	}
 	cfg := linreg.Config{Epsilon: a.eps, Delta: delta, N: int(s.n), Features: s.features, Lo: s.lo, Hi: s.hi,
 		Label: s.label, LabelLo: s.labelLo, LabelHi: s.labelHi}
-	tr, err := linreg.Plan(cfg)
+	// Scale-out (issue 14): statistics summed by the backend in its own
+	// order need the any-order rounding allowance, planned before the charge.
+	var tr *linreg.Trainer
+	pushExact := false
+	if e.linearPushable(&s) {
+		tr, cfg, pushExact, err = planLinRegPush(cfg)
+	} else {
+		tr, err = linreg.Plan(cfg)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +97,7 @@ func planLinReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 		params: paramString("kind", mechanism.KindLinReg, "delta", delta, "label", s.label, "features", s.features),
 		scales: tr.Params()}
 	p.train = func() (*mechanism.Model, error) {
-		if m, pushed, err := e.pushLinReg(&p.spec, cfg, tr); pushed { // scale-out (issue 14)
+		if m, pushed, err := e.pushLinReg(&p.spec, cfg, tr, pushExact); pushed { // scale-out (issue 14)
 			return m, err
 		}
 		X, y, err := e.loadRegression(p.spec)

@@ -29,6 +29,11 @@ type Config struct {
 	Lo, Hi           []float64
 	Label            string
 	LabelLo, LabelHi float64
+	// AnyOrderSums plans for statistics summed by a backend in an order it
+	// chooses (engine/mysqlstore's fast DOUBLE statement, TrainSums): the
+	// rounding allowance then covers any summation tree over n rows,
+	// γ_{n+8} instead of the embedded path's blocked depth (anyOrderDepth).
+	AnyOrderSums bool
 }
 
 // Trainer is a validated plan: every noise scale and the privacy cost,
@@ -90,7 +95,7 @@ func Plan(cfg Config) (*Trainer, error) {
 	tail := math.Sqrt(2 * math.Log(1/Failure))
 	t.params = map[string]float64{"epsilon": cfg.Epsilon, "delta": cfg.Delta, "n": float64(cfg.N), "features": f}
 	if cfg.Delta > 0 {
-		g, err := planGaussian(cfg.Epsilon, cfg.Delta, cfg.N, t.f, t.workers, Kappa)
+		g, err := planGaussian(cfg.Epsilon, cfg.Delta, cfg.N, t.f, t.depth(), Kappa)
 		if err != nil {
 			return nil, fmt.Errorf("linreg: %w", err)
 		}
@@ -103,7 +108,7 @@ func Plan(cfg Config) (*Trainer, error) {
 		t.params["sigma_xx"], t.params["sigma_xy"], t.params["sigma_lambda"] = g.sigmaA, g.sigmaC, g.sigmaL
 		t.params["gaussian_ratio"] = g.ratio
 	} else {
-		l, err := planLaplace(cfg.Epsilon, cfg.N, t.f, t.workers)
+		l, err := planLaplace(cfg.Epsilon, cfg.N, t.f, t.depth())
 		if err != nil {
 			return nil, fmt.Errorf("linreg: %w", err)
 		}
