@@ -45,6 +45,7 @@ type bench struct {
 	dpsql  *sql.DB
 	e      *engine.Engine
 	reps   int
+	warmup bool
 	pids   []string
 }
 
@@ -68,13 +69,15 @@ func run() error {
 	embedded := flag.Bool("embedded", false, "also import the rows into the embedded store and time it")
 	lsq := flag.Bool("lsq", false, "also time DP_LSQ (rows streamed once)")
 	exact := flag.Bool("exact", false, "also time the exact DECIMAL statement (the audit reference; ≈ 30× slower)")
+	warmup := flag.Bool("warmup", true, "run each measurement once before the timed runs")
+	mean := flag.Bool("mean", true, "also time DP_MEAN and its statement")
 	pids := flag.String("pids", "", "comma-separated pids of the backend's mariadbd processes (head and shards): their CPU time per run is reported")
 	flag.Parse()
 	cfg, err := mysql.ParseDSN(*dsn)
 	if err != nil {
 		return fmt.Errorf("--dsn: %w", err)
 	}
-	b := &bench{reps: *reps}
+	b := &bench{reps: *reps, warmup: *warmup}
 	for _, p := range strings.Split(*pids, ",") {
 		if p != "" {
 			b.pids = append(b.pids, p)
@@ -177,10 +180,12 @@ func run() error {
 		return drain(b.dpsql, fmt.Sprintf("SELECT DP_TRAIN('%s', 1, 'linreg', 'label=y; delta=1e-6')", *table))
 	})
 	meanQ := fmt.Sprintf("SELECT COUNT(*), SUM(CAST(LEAST(GREATEST(COALESCE(x1, 0e0), -1e0), 1e0) - -1e0 AS DECIMAL(65,30))) FROM %s", *table)
-	b.measure("raw aggregate on MariaDB: DP_MEAN's statement", func() error { return drain(b.head, meanQ) })
-	b.measure("dpsql DP_MEAN (pushed down)", func() error {
-		return drain(b.dpsql, fmt.Sprintf("SELECT DP_MEAN('%s', 'x1', 1)", *table))
-	})
+	if *mean {
+		b.measure("raw aggregate on MariaDB: DP_MEAN's statement", func() error { return drain(b.head, meanQ) })
+		b.measure("dpsql DP_MEAN (pushed down)", func() error {
+			return drain(b.dpsql, fmt.Sprintf("SELECT DP_MEAN('%s', 'x1', 1)", *table))
+		})
+	}
 	if *lsq {
 		b.measure("dpsql DP_LSQ linear (rows streamed once)", func() error {
 			return drain(b.dpsql, fmt.Sprintf("SELECT DP_LSQ('%s', 1, 'linear', 'label=y; delta=1e-6')", *table))
@@ -254,11 +259,14 @@ func (b *bench) shardBytes() int64 {
 	return total
 }
 
-// measure runs fn once to warm up, then reps times, and prints the median.
+// measure runs fn once to warm up (unless --warmup=false), then reps
+// times, and prints the median.
 func (b *bench) measure(what string, fn func() error) {
-	if err := fn(); err != nil {
-		fmt.Printf("| %s | error: %v | | | |\n", what, err)
-		return
+	if b.warmup {
+		if err := fn(); err != nil {
+			fmt.Printf("| %s | error: %v | | | |\n", what, err)
+			return
+		}
 	}
 	var times, cpus []float64
 	var moved, shard int64
