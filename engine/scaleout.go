@@ -60,7 +60,10 @@ func (r routedRows) ShiftedSum(db, table, col string, lo, hi float64) (float64, 
 	return r.my.ShiftedSum(db, table, col, lo, hi)
 }
 
-func (r routedRows) LinearStats(db, table string, m functions.LinearMap) ([]float64, []float64, int64, bool, error) {
+func (r routedRows) LinearStats(db, table string, m functions.LinearMap, exact bool) ([]float64, []float64, int64, bool, error) {
+	if exact {
+		return r.my.LinearStatsExact(db, table, m)
+	}
 	return r.my.LinearStats(db, table, m)
 }
 
@@ -160,3 +163,5 @@ func (e *Engine) scaleOutProcedures(pro *provider) []sql.ExternalStoredProcedure
 func (r routedRows) CountOutside(db, table, col string, lo, hi float64) (int64, bool, error) {
 	return r.my.CountOutside(db, table, col, lo, hi)
 }
+
+func (r routedRows) Pushes(db, table string) bool { return r.my.Attached(db, table) }

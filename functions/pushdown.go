@@ -29,24 +29,54 @@ func (e *Env) pushMean(ref tableRef, col string, m *mechanism.Mean) (float64, bo
 	return v, true, err
 }
 
-// pushLinReg computes linreg's sufficient statistics on the backend and
-// releases them; the plan is redone with the snapshot's n if it changed,
-// as on the embedded path.
-func (e *Env) pushLinReg(s *trainSpec, cfg linreg.Config, tr *linreg.Trainer) (*mechanism.Model, bool, error) {
+// linearPushable reports whether planLinReg's release will be pushed down
+// (public: where the table lives, the columns' declared transforms), so
+// that the plan covers any-order sums before the charge.
+func (e *Env) linearPushable(s *trainSpec) bool {
 	pd, ok := e.Store.(Pushdown)
-	if !ok {
-		return nil, false, nil
+	if !ok || !pd.Pushes(s.ref.db, s.ref.table) {
+		return false
 	}
 	for _, r := range s.reads {
 		if r.Transform != "" {
-			// The pushed-down SQL clips but does not transform: read rows.
-			return nil, false, nil
+			return false
 		}
+	}
+	return true
+}
+
+// planLinRegPush plans linreg for a pushed-down release: with any-order
+// DOUBLE sums when their rounding allowance raises the noise by at most
+// linreg.MaxAnyOrderInflation (n up to ≈ 10⁷), else with the exact DECIMAL
+// statement (exact = true) and the embedded plan. Public inputs only.
+func planLinRegPush(cfg linreg.Config) (tr *linreg.Trainer, out linreg.Config, exact bool, err error) {
+	emb, err := linreg.Plan(cfg)
+	if err != nil {
+		return nil, cfg, false, err
+	}
+	cfg.AnyOrderSums = true
+	fast, err := linreg.Plan(cfg)
+	if err == nil && fast.Params()["noise_norm"] <= (1+linreg.MaxAnyOrderInflation)*emb.Params()["noise_norm"] {
+		return fast, cfg, false, nil
+	}
+	cfg.AnyOrderSums = false
+	return emb, cfg, true, nil
+}
+
+// pushLinReg computes linreg's sufficient statistics on the backend and
+// releases them; the plan is redone with the snapshot's n if it changed,
+// as on the embedded path.
+func (e *Env) pushLinReg(s *trainSpec, cfg linreg.Config, tr *linreg.Trainer, exact bool) (*mechanism.Model, bool, error) {
+	pd, ok := e.Store.(Pushdown)
+	if !ok || !(cfg.AnyOrderSums || exact) {
+		// Not planned for backend sums (or a declared transform, which
+		// the pushed-down SQL does not apply): read rows.
+		return nil, false, nil
 	}
 	mul, add, inv, intercept, labelNull, mid, half := tr.Map()
 	m := LinearMap{Features: s.features, Mul: mul, Add: add, Inv: inv, Intercept: intercept,
 		Label: s.label, LabelLo: cfg.LabelLo, LabelHi: cfg.LabelHi, Mid: mid, Half: half, LabelNull: labelNull}
-	a, c, n, pushed, err := pd.LinearStats(s.ref.db, s.ref.table, m)
+	a, c, n, pushed, err := pd.LinearStats(s.ref.db, s.ref.table, m, !cfg.AnyOrderSums)
 	if !pushed {
 		return nil, false, nil
 	}

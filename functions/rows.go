@@ -30,11 +30,19 @@ type Pushdown interface {
 	ShiftedSum(db, table, col string, lo, hi float64) (sum float64, n int64, ok bool, err error)
 	// LinearStats returns n, A = Σ x′x′ᵀ (F×F row-major, both triangles)
 	// and c = Σ y′x′ of the rows mapped as mechanism.Prepared.Transform and
-	// linreg's label map (see LinearMap), summed exactly, rounded once.
-	LinearStats(db, table string, m LinearMap) (a, c []float64, n int64, ok bool, err error)
+	// linreg's label map (see LinearMap): exact = false sums them as DOUBLE in
+	// the backend's order (the plan must have linreg.Config.AnyOrderSums);
+	// exact = true sums the embedded path's per-row terms exactly (DECIMAL)
+	// and rounds once, inside the embedded plan's allowance, at ≈ 30× the
+	// cost.
+	LinearStats(db, table string, m LinearMap, exact bool) (a, c []float64, n int64, ok bool, err error)
 	// CountOutside returns the number of rows whose col is not NULL and
 	// lies outside [lo, hi] (dp_bounds' check of existing rows).
 	CountOutside(db, table, col string, lo, hi float64) (n int64, ok bool, err error)
+	// Pushes reports whether db.table is served by the backend, so that a
+	// release can be planned for pushed-down statistics before charging
+	// (a public fact: where the table lives).
+	Pushes(db, table string) bool
 }
 
 // LinearMap describes the per-row map of the linear mechanisms: feature j

@@ -92,7 +92,15 @@ func planLinReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	if at, ok := e.Store.(interface{ Attached(db, table string) bool }); ok && !given && at.Attached(a.ref.db, a.ref.table) {
 		cfg.Bounds = linreg.BoundsPublic
 	}
-	tr, err := linreg.Plan(cfg)
+	// Scale-out (issue 14): statistics summed by the backend in its own
+	// order need the any-order rounding allowance, planned before the charge.
+	var tr *linreg.Trainer
+	pushExact := false
+	if cfg.Bounds == linreg.BoundsPublic && e.linearPushable(&s) {
+		tr, cfg, pushExact, err = planLinRegPush(cfg)
+	} else {
+		tr, err = linreg.Plan(cfg)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +111,7 @@ func planLinReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	// [/reg]
 	p.train = func() (*mechanism.Model, error) {
 		if !tr.PrivateBounds() { // [reg] private radii need the rows: no pushdown
-			if m, pushed, err := e.pushLinReg(&p.spec, cfg, tr); pushed { // scale-out (issue 14)
+			if m, pushed, err := e.pushLinReg(&p.spec, cfg, tr, pushExact); pushed { // scale-out (issue 14)
 				return m, err
 			}
 		}

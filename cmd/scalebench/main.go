@@ -45,6 +45,8 @@ type bench struct {
 	dpsql  *sql.DB
 	e      *engine.Engine
 	reps   int
+	warmup bool
+	pids   []string
 }
 
 func open(addr, user, pw, db string) (*sql.DB, error) {
@@ -66,12 +68,21 @@ func run() error {
 	reps := flag.Int("reps", 3, "runs per measurement (median)")
 	embedded := flag.Bool("embedded", false, "also import the rows into the embedded store and time it")
 	lsq := flag.Bool("lsq", false, "also time DP_LSQ (rows streamed once)")
+	exact := flag.Bool("exact", false, "also time the exact DECIMAL statement (the audit reference; ≈ 30× slower)")
+	warmup := flag.Bool("warmup", true, "run each measurement once before the timed runs")
+	mean := flag.Bool("mean", true, "also time DP_MEAN and its statement")
+	pids := flag.String("pids", "", "comma-separated pids of the backend's mariadbd processes (head and shards): their CPU time per run is reported")
 	flag.Parse()
 	cfg, err := mysql.ParseDSN(*dsn)
 	if err != nil {
 		return fmt.Errorf("--dsn: %w", err)
 	}
-	b := &bench{reps: *reps}
+	b := &bench{reps: *reps, warmup: *warmup}
+	for _, p := range strings.Split(*pids, ",") {
+		if p != "" {
+			b.pids = append(b.pids, p)
+		}
+	}
 	if b.head, err = open(cfg.Addr, cfg.User, cfg.Passwd, ""); err != nil {
 		return err
 	}
@@ -131,8 +142,9 @@ func run() error {
 		return err
 	}
 	fmt.Printf("table %s: n = %d, d = %d, shards = %d\n\n", *table, n, *d, len(b.shards))
-	fmt.Println("| what | median s | dpsql↔head bytes | head↔shards bytes |")
-	fmt.Println("|---|---:|---:|---:|")
+	fmt.Printf("load average at start: %s\n\n", loadavg())
+	fmt.Println("| what | median s | backend CPU s | dpsql↔head bytes | head↔shards bytes |")
+	fmt.Println("|---|---:|---:|---:|---:|")
 
 	// The exact statement dpsql sends for DP_TRAIN linreg.
 	lc := linreg.Config{Epsilon: 1, Delta: 1e-6, N: int(n), Features: feats, Lo: fill(*d, -1), Hi: fill(*d, 1), Label: "y", LabelLo: -1, LabelHi: 1,
@@ -142,9 +154,11 @@ func run() error {
 		return err
 	}
 	mul, add, inv, icept, lnull, mid, half := tr.Map()
-	q, ok := b.e.Backend.LinearStatsQuery(db, name, functions.LinearMap{Features: feats, Mul: mul, Add: add, Inv: inv, Intercept: icept,
-		Label: "y", LabelLo: -1, LabelHi: 1, Mid: mid, Half: half, LabelNull: lnull})
-	if !ok {
+	lm := functions.LinearMap{Features: feats, Mul: mul, Add: add, Inv: inv, Intercept: icept,
+		Label: "y", LabelLo: -1, LabelHi: 1, Mid: mid, Half: half, LabelNull: lnull}
+	q, ok := b.e.Backend.LinearStatsQuery(db, name, lm, false)
+	qExact, ok2 := b.e.Backend.LinearStatsQuery(db, name, lm, true)
+	if !ok || !ok2 {
 		return fmt.Errorf("no pushdown query for %s", *table)
 	}
 	var naive strings.Builder
@@ -158,16 +172,21 @@ func run() error {
 	}
 	naive.WriteString(" FROM " + *table)
 
-	b.measure("raw aggregate on MariaDB: the statement dpsql sends (clipped, exact DECIMAL sums)", func() error { return drain(b.head, q) })
 	b.measure("raw aggregate on MariaDB: naive unclipped DOUBLE SUM(xi*xj)", func() error { return drain(b.head, naive.String()) })
+	b.measure("raw aggregate on MariaDB: the statement dpsql sends (clipped, DOUBLE sums)", func() error { return drain(b.head, q) })
+	if *exact {
+		b.measure("raw aggregate on MariaDB: the exact statement (clipped, DECIMAL sums)", func() error { return drain(b.head, qExact) })
+	}
 	b.measure("dpsql DP_TRAIN linreg (pushed down), through the wire", func() error {
 		return drain(b.dpsql, fmt.Sprintf("SELECT DP_TRAIN('%s', 1, 'linreg', 'label=y; delta=1e-6')", *table))
 	})
 	meanQ := fmt.Sprintf("SELECT COUNT(*), SUM(CAST(LEAST(GREATEST(COALESCE(x1, 0e0), -1e0), 1e0) - -1e0 AS DECIMAL(65,30))) FROM %s", *table)
-	b.measure("raw aggregate on MariaDB: DP_MEAN's statement", func() error { return drain(b.head, meanQ) })
-	b.measure("dpsql DP_MEAN (pushed down)", func() error {
-		return drain(b.dpsql, fmt.Sprintf("SELECT DP_MEAN('%s', 'x1', 1)", *table))
-	})
+	if *mean {
+		b.measure("raw aggregate on MariaDB: DP_MEAN's statement", func() error { return drain(b.head, meanQ) })
+		b.measure("dpsql DP_MEAN (pushed down)", func() error {
+			return drain(b.dpsql, fmt.Sprintf("SELECT DP_MEAN('%s', 'x1', 1)", *table))
+		})
+	}
 	if *lsq {
 		b.measure("dpsql DP_LSQ linear (rows streamed once)", func() error {
 			return drain(b.dpsql, fmt.Sprintf("SELECT DP_LSQ('%s', 1, 'linear', 'label=y; delta=1e-6')", *table))
@@ -178,7 +197,7 @@ func run() error {
 		if err := b.importEmbedded(db, name, cols); err != nil {
 			return err
 		}
-		fmt.Printf("| (import of the rows into the embedded store: %.1f s) | | | |\n", time.Since(start).Seconds())
+		fmt.Printf("| (import of the rows into the embedded store: %.1f s) | | | | |\n", time.Since(start).Seconds())
 		if err := setup("emb." + name); err != nil {
 			return err
 		}
@@ -194,6 +213,7 @@ func run() error {
 			})
 		}
 	}
+	fmt.Printf("\nload average at the end: %s\n", loadavg())
 	return nil
 }
 
@@ -240,26 +260,62 @@ func (b *bench) shardBytes() int64 {
 	return total
 }
 
-// measure runs fn once to warm up, then reps times, and prints the median.
+// measure runs fn once to warm up (unless --warmup=false), then reps
+// times, and prints the median.
 func (b *bench) measure(what string, fn func() error) {
-	if err := fn(); err != nil {
-		fmt.Printf("| %s | error: %v | | |\n", what, err)
-		return
+	if b.warmup {
+		if err := fn(); err != nil {
+			fmt.Printf("| %s | error: %v | | | |\n", what, err)
+			return
+		}
 	}
-	var times []float64
+	var times, cpus []float64
 	var moved, shard int64
 	for i := 0; i < b.reps; i++ {
-		m0, s0 := b.e.Backend.BytesMoved(), b.shardBytes()
+		m0, s0, c0 := b.e.Backend.BytesMoved(), b.shardBytes(), b.cpu()
 		start := time.Now()
 		if err := fn(); err != nil {
-			fmt.Printf("| %s | error: %v | | |\n", what, err)
+			fmt.Printf("| %s | error: %v | | | |\n", what, err)
 			return
 		}
 		times = append(times, time.Since(start).Seconds())
+		cpus = append(cpus, b.cpu()-c0)
 		moved, shard = b.e.Backend.BytesMoved()-m0, b.shardBytes()-s0
 	}
 	sort.Float64s(times)
-	fmt.Printf("| %s | %.3f | %d | %d |\n", what, times[len(times)/2], moved, shard)
+	sort.Float64s(cpus)
+	fmt.Printf("| %s | %.3f | %.2f | %d | %d |\n", what, times[len(times)/2], cpus[len(cpus)/2], moved, shard)
+}
+
+// cpu returns the user + system CPU seconds of the --pids processes
+// (/proc/<pid>/stat fields 14 and 15, in clock ticks of 1/100 s).
+func (b *bench) cpu() float64 {
+	var total float64
+	for _, p := range b.pids {
+		raw, err := os.ReadFile("/proc/" + p + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(raw)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 {
+			s = s[i+2:]
+		}
+		f := strings.Fields(s) // from field 3 (state) on
+		if len(f) > 12 {
+			u, _ := strconv.ParseFloat(f[11], 64)
+			k, _ := strconv.ParseFloat(f[12], 64)
+			total += (u + k) / 100
+		}
+	}
+	return total
+}
+
+func loadavg() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(raw))[:3], " ")
 }
 
 // importEmbedded copies the backend's rows into emb.<name> of the embedded

@@ -12,7 +12,9 @@ import (
 	"github.com/dpsql/dpsql/functions"
 )
 
-// Pushed-down statistics. Each per-row term is computed by the backend
+// Pushed-down statistics. DP_TRAIN linreg's statistics use the fast DOUBLE
+// statement (linearFast); the exact DECIMAL statement below stays as the
+// audit reference (LinearStatsExact). In the exact statements each per-row term is computed by the backend
 // with the IEEE double operations of the embedded path (the literals are
 // the shortest decimal forms of dpsql's float64 constants, which MariaDB
 // parses back to the same doubles), converted to DECIMAL (MariaDB converts
@@ -78,8 +80,31 @@ func (b *Backend) ShiftedSum(db, name, col string, lo, hi float64) (float64, int
 	return out[0], n, true, nil
 }
 
-// LinearStats implements functions.Pushdown.
+// LinearStats implements functions.Pushdown with the fast statement
+// (linearFast): DOUBLE sums in whatever order the backend adds, within the
+// any-order rounding allowance linreg plans for (linreg.Config.AnyOrderSums).
 func (b *Backend) LinearStats(db, name string, m functions.LinearMap) ([]float64, []float64, int64, bool, error) {
+	t, ok := b.lookup(db, name)
+	if !ok {
+		return nil, nil, 0, false, nil
+	}
+	fs, ok := linearFast(t, m)
+	if !ok {
+		return nil, nil, 0, false, nil
+	}
+	out, n, err := b.aggregate(t, fs.terms)
+	if err != nil {
+		return nil, nil, 0, true, err
+	}
+	a, c := fs.assemble(out, n)
+	return a, c, n, true, nil
+}
+
+// LinearStatsExact is the exact statement (linearTerms): every per-row term
+// of the embedded path computed bit for bit and summed as DECIMAL, so the
+// result does not depend on the row order or on the shard split. It is the
+// audit reference (tests, cmd/scalebench); releases use LinearStats.
+func (b *Backend) LinearStatsExact(db, name string, m functions.LinearMap) ([]float64, []float64, int64, bool, error) {
 	t, ok := b.lookup(db, name)
 	if !ok {
 		return nil, nil, 0, false, nil
@@ -104,18 +129,154 @@ func (b *Backend) LinearStats(db, name string, m functions.LinearMap) ([]float64
 	return a, c, n, true, nil
 }
 
-// LinearStatsQuery returns the aggregate statement LinearStats sends (for
-// benchmarks that run it directly on the backend).
-func (b *Backend) LinearStatsQuery(db, name string, m functions.LinearMap) (string, bool) {
+// LinearStatsQuery returns the aggregate statement LinearStats sends (exact
+// = false) or LinearStatsExact sends (exact = true), for benchmarks that run
+// it directly on the backend.
+func (b *Backend) LinearStatsQuery(db, name string, m functions.LinearMap, exact bool) (string, bool) {
 	t, ok := b.lookup(db, name)
 	if !ok {
 		return "", false
 	}
-	terms, _, ok := linearTerms(t, m)
+	if exact {
+		terms, _, ok := linearTerms(t, m)
+		if !ok {
+			return "", false
+		}
+		return aggregateSQL(t, terms), true
+	}
+	fs, ok := linearFast(t, m)
 	if !ok {
 		return "", false
 	}
-	return aggregateSQL(t, terms), true
+	return aggregateSQL(t, fs.terms), true
+}
+
+// fastStats is the fast statement of the linear statistics and how its
+// sums become A and c.
+//
+// Each feature enters as u_j = clamp(v·mul_j + add_j, −1, 1), the embedded
+// path's value before its final factor inv (Prepared.Transform computes
+// z_j = fl(u_j·inv)); the label as y′, exactly as the embedded path. The
+// statement sums u_j·u_k (j ≤ k), u_j (for the intercept), u_j·y′ and y′ as
+// DOUBLE; dpsql multiplies by fl(inv·inv) or inv afterwards. Every per-row
+// SQL value is bit for bit the embedded one (the same IEEE operations);
+// only the summation order (and the place of the factor inv) differs, which
+// docs/scale-out.md §"Fast pushdown" bounds by γ_{n+8}·Σ|z_j z_k|, the
+// allowance linreg adds when planned with AnyOrderSums.
+//
+// The u_j expression is as short as the public map allows, because MariaDB
+// re-evaluates it in each of the F + 1 terms it enters: with mul = 1 and
+// add = 0 (bounds [−1, 1]) it is LEAST(GREATEST(v, −1), 1); the overflow
+// guard (an inner clamp to ±10³⁰⁰/mul) is only written when v·mul + add
+// could overflow (mul > ½ or |add| > 10³⁰⁷).
+type fastStats struct {
+	terms     []string
+	d, f      int
+	intercept bool
+	inv       float64
+}
+
+func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
+	d := len(m.Features)
+	if d == 0 || len(m.Mul) != d || len(m.Add) != d || !finite(m.Inv, m.LabelLo, m.LabelHi, m.Mid, m.Half, m.LabelNull) || !(m.Half > 0) || !(m.Inv > 0) {
+		return fastStats{}, false
+	}
+	if math.Abs(m.LabelLo) > 1e300 || math.Abs(m.LabelHi) > 1e300 || math.Abs(m.Mid) > 1e300 {
+		return fastStats{}, false
+	}
+	names, kinds, err := t.columns(append(append([]string(nil), m.Features...), m.Label))
+	if err != nil {
+		return fastStats{}, false
+	}
+	for _, k := range kinds {
+		if !numeric(k) {
+			return fastStats{}, false
+		}
+	}
+	u := make([]string, d)
+	for j := 0; j < d; j++ {
+		mul, add := m.Mul[j], m.Add[j]
+		if !finite(mul, add) || !(mul > 0) || math.Abs(add) >= 1e299 {
+			return fastStats{}, false
+		}
+		v := quote(names[j])
+		if mul == 1 && add == 0 {
+			// fl(v·1 + 0) = v for every finite v (−0 becomes +0, which no
+			// product or sum distinguishes): no arithmetic, no overflow.
+			u[j] = "LEAST(GREATEST(" + v + ", -1e0), 1e0)"
+			continue
+		}
+		if mul > 0.5 || math.Abs(add) > 1e307 {
+			// |v·mul + add| ≤ ½·1.8·10³⁰⁸ + 10³⁰⁷ cannot overflow otherwise.
+			if big := 1e300 / mul; !math.IsInf(big, 0) {
+				v = "LEAST(GREATEST(" + v + ", " + lit(-big) + "), " + lit(big) + ")"
+			}
+		}
+		u[j] = "LEAST(GREATEST(" + v + " * " + lit(m.Mul[j]) + " + " + lit(add) + ", -1e0), 1e0)"
+	}
+	// y′ = clamp((clip(y) − mid)/half, −1, 1) with clip's NULL value. When
+	// that NULL value maps to exactly 0 the COALESCE is dropped (SUM skips
+	// NULL: the same sum); with mid = 0, half = 1 and bounds inside [−1, 1]
+	// the arithmetic and the outer clamp change nothing and are dropped.
+	yv := quote(names[d])
+	if (m.LabelNull-m.Mid)/m.Half != 0 {
+		yv = "COALESCE(" + yv + ", " + lit(m.LabelNull) + ")"
+	}
+	y := "LEAST(GREATEST(" + yv + ", " + lit(m.LabelLo) + "), " + lit(m.LabelHi) + ")"
+	if !(m.Mid == 0 && m.Half == 1 && m.LabelLo >= -1 && m.LabelHi <= 1) {
+		y = "LEAST(GREATEST((" + y + " - " + lit(m.Mid) + ") / " + lit(m.Half) + ", -1e0), 1e0)"
+	}
+	fs := fastStats{d: d, f: d, intercept: m.Intercept, inv: m.Inv}
+	if m.Intercept {
+		fs.f++
+	}
+	for j := 0; j < d; j++ {
+		for k := j; k < d; k++ {
+			fs.terms = append(fs.terms, u[j]+" * "+u[k])
+		}
+	}
+	if m.Intercept {
+		fs.terms = append(fs.terms, u...)
+	}
+	for j := 0; j < d; j++ {
+		fs.terms = append(fs.terms, u[j]+" * "+y)
+	}
+	if m.Intercept {
+		fs.terms = append(fs.terms, y)
+	}
+	return fs, true
+}
+
+// assemble turns the statement's sums (in the order of terms) into A (F×F,
+// both triangles) and c.
+func (fs fastStats) assemble(out []float64, n int64) (a, c []float64) {
+	f, d := fs.f, fs.d
+	inv2 := fs.inv * fs.inv
+	a, c = make([]float64, f*f), make([]float64, f)
+	i := 0
+	for j := 0; j < d; j++ {
+		for k := j; k < d; k++ {
+			a[j*f+k] = out[i] * inv2
+			a[k*f+j] = a[j*f+k]
+			i++
+		}
+	}
+	if fs.intercept {
+		for j := 0; j < d; j++ {
+			a[j*f+d] = out[i] * inv2
+			a[d*f+j] = a[j*f+d]
+			i++
+		}
+		a[d*f+d] = float64(n) * inv2
+	}
+	for j := 0; j < d; j++ {
+		c[j] = out[i] * fs.inv
+		i++
+	}
+	if fs.intercept {
+		c[d] = out[i] * fs.inv
+	}
+	return a, c
 }
 
 // linearTerms builds the per-row terms of A (upper triangle, row-major)

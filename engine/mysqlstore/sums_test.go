@@ -91,6 +91,81 @@ func TestLinearTermsFallback(t *testing.T) {
 	}
 }
 
+// The fast statement: the same fallbacks as the exact one, no DECIMAL,
+// the short clip where the map is the identity, the overflow guard where
+// v·mul + add could overflow, and assemble puts each sum in its place.
+func TestLinearFast(t *testing.T) {
+	tb := testTable()
+	good := functions.LinearMap{Features: []string{"a", "b"}, Mul: []float64{1, 2}, Add: []float64{0, -1}, Inv: 0.5,
+		Intercept: true, Label: "y", LabelLo: -1, LabelHi: 1, Mid: 0, Half: 1, LabelNull: 0}
+	fs, ok := linearFast(tb, good)
+	if !ok || fs.f != 3 || len(fs.terms) != 2*3/2+2+2+1 {
+		t.Fatalf("good map: ok=%v f=%d terms=%d", ok, fs.f, len(fs.terms))
+	}
+	q := aggregateSQL(tb, fs.terms)
+	if strings.Contains(q, "DECIMAL") || strings.Contains(q, "COALESCE") {
+		t.Fatalf("fast query has DECIMAL or COALESCE: %s", q)
+	}
+	if want := "SUM(LEAST(GREATEST(`a`, -1e0), 1e0) * LEAST(GREATEST(`a`, -1e0), 1e0))"; !strings.Contains(q, want) {
+		t.Fatalf("query lacks the short clip %s: %s", want, q)
+	}
+	if want := "LEAST(GREATEST(`b`, (-5e+299)), (5e+299)) * (2e+00)"; !strings.Contains(q, want) {
+		t.Fatalf("query lacks the overflow guard %s: %s", want, q)
+	}
+	// mul ≤ ½: no guard needed.
+	half := good
+	half.Mul = []float64{1, 0.5}
+	fs2, _ := linearFast(tb, half)
+	if q2 := aggregateSQL(tb, fs2.terms); strings.Contains(q2, "e+299") {
+		t.Fatalf("guard written for mul = ½: %s", q2)
+	}
+	// A label map whose NULL value is not 0 keeps the COALESCE.
+	lab := good
+	lab.LabelLo, lab.LabelHi, lab.Mid, lab.Half, lab.LabelNull = 0, 3, 1.5, 1.5, 1
+	fs3, _ := linearFast(tb, lab)
+	if q3 := aggregateSQL(tb, fs3.terms); !strings.Contains(q3, "COALESCE(`y`, (1e+00))") {
+		t.Fatalf("label NULL lost: %s", q3)
+	}
+	// assemble: sums 1…9 in term order.
+	out := []float64{1, 2, 3, 4, 5, 6, 7, 8}
+	a, c := fs.assemble(out, 10)
+	wantA := []float64{
+		0.25, 0.5, 1,
+		0.5, 0.75, 1.25,
+		1, 1.25, 2.5,
+	}
+	wantC := []float64{3, 3.5, 4}
+	for i := range wantA {
+		if a[i] != wantA[i] {
+			t.Fatalf("A = %v, want %v", a, wantA)
+		}
+	}
+	for i := range wantC {
+		if c[i] != wantC[i] {
+			t.Fatalf("c = %v, want %v", c, wantC)
+		}
+	}
+	bad := []func(m *functions.LinearMap){
+		func(m *functions.LinearMap) { m.Features = []string{"a", "s"} },
+		func(m *functions.LinearMap) { m.Label = "s" },
+		func(m *functions.LinearMap) { m.Features = []string{"a", "zz"} },
+		func(m *functions.LinearMap) { m.Add = []float64{0, 1e300} },
+		func(m *functions.LinearMap) { m.Mul = []float64{1, math.Inf(1)} },
+		func(m *functions.LinearMap) { m.Half = 0 },
+		func(m *functions.LinearMap) { m.LabelHi = 1.5e308 },
+		func(m *functions.LinearMap) { m.Mul = []float64{1} },
+		func(m *functions.LinearMap) { m.Inv = 0 },
+	}
+	for i, mod := range bad {
+		m := good
+		m.Features = append([]string(nil), good.Features...)
+		mod(&m)
+		if _, ok := linearFast(tb, m); ok {
+			t.Fatalf("bad map %d accepted", i)
+		}
+	}
+}
+
 // Scanned values convert as engine/store's: NULL and text are NaN.
 func TestToFloat(t *testing.T) {
 	cases := []struct {

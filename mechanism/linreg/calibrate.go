@@ -35,6 +35,12 @@ const (
 	// n ∈ {10³, 10⁴, 10⁵}, ε ∈ {0.1, 1, 10} and the diabetes training
 	// split (TestTuneRidgeFloor, docs/results/linreg.md).
 	RidgeFactor = 0.25
+	// MaxAnyOrderInflation is the largest relative increase of the noise
+	// that functions accepts for the any-order rounding allowance of a
+	// backend's DOUBLE sums (AnyOrderSums); beyond it (n ≳ 10⁷) the exact
+	// DECIMAL statement is used. A cost/accuracy trade-off, not a privacy
+	// constant.
+	MaxAnyOrderInflation = 0.02
 	// MaxFeatures bounds d (the release has (d+1)(d+2)/2 coordinates).
 	MaxFeatures = 1000
 )
@@ -74,16 +80,50 @@ func depth(n, workers int) float64 {
 	return float64(statsBatch) + math.Ceil(float64(n)/statsBatch) + float64(workers) + 2
 }
 
+// anyOrderDepth is the depth that covers statistics summed by a backend in
+// any order (docs/scale-out.md, "Fast pushdown"): a summation tree over n
+// terms has at most n − 1 additions on any path (Higham, Lemma 3.1 holds
+// for any order), plus the rounding of the product, of fl(inv·inv) and of
+// the final scaling, and a margin for partial sums passed between shard
+// and head (round-trip text, exact) — n + 8 in all, against the reference
+// Σ z_j z_k of the embedded path's per-row values.
+func anyOrderDepth(n int) float64 { return float64(n) + 8 }
+
+// depth returns the rounding depth the plan covers.
+func (t *Trainer) depth() float64 {
+	d := depth(t.cfg.N, t.workers)
+	if t.cfg.AnyOrderSums {
+		d = max(d, anyOrderDepth(t.cfg.N))
+	}
+	return d
+}
+
+// AnyOrderSumBound bounds |computed − exact| of one entry of XᵀX or Xᵀy
+// summed in any order over n rows whose exact terms have absolute sum
+// absSum (the allowance of a plan with AnyOrderSums, per entry; for tests
+// comparing a backend's sums with the embedded ones).
+func AnyOrderSumBound(n int, absSum float64) float64 {
+	return gamma(anyOrderDepth(n)+2)*absSum + float64(n+8)*underflowUnit
+}
+
+// underflowUnit is the absolute error of one product or sum that underflows
+// (half the smallest subnormal, 2⁻¹⁰⁷⁵; taken as 2⁻¹⁰⁷⁴).
+const underflowUnit = 0x1p-1074
+
 // roundingBounds returns t_A, t_c: bounds on the ℓ₂ distance between the
 // computed and the exact release vectors of XᵀX (diagonal and √2·upper
 // triangle) and Xᵀy on any table of n rows. Each entry errs by at most
 // γ_m·Σᵢ|xᵢⱼxᵢₖ| (Higham, Lemma 3.1 and §3.1, any summation order of depth
 // m; the ×√2 adds one rounding), and the matrix Σᵢ|xᵢ||xᵢ|ᵀ has Frobenius
 // norm ≤ Σᵢ‖xᵢ‖² ≤ n·κ̂²; Σᵢ|yᵢ||xᵢ| has norm ≤ n·κ̂.
-func roundingBounds(n, workers int) (tA, tc float64) {
-	g := gamma(depth(n, workers) + 2)
-	tA = g * float64(n) * kappaHat * kappaHat
-	tc = g * float64(n) * kappaHat
+func roundingBounds(n int, dep float64) (tA, tc float64) {
+	g := gamma(dep + 2)
+	// A product that underflows errs by at most 2⁻¹⁰⁷⁴ (absolute; sums
+	// that underflow are exact): ≤ (n + 2)·2⁻¹⁰⁷⁴ per entry, times ≤ 2048
+	// ≥ F for the ℓ₂ norm over the entries. Negligible, but counted.
+	uf := float64(n+2) * underflowUnit * 2048
+	tA = g*float64(n)*kappaHat*kappaHat + uf
+	tc = g*float64(n)*kappaHat + uf
 	return tA, tc
 }
 
@@ -113,17 +153,17 @@ type gaussPlan struct {
 // κ̂²·√(J(a, b) + e); floating-point rounding adds at most
 // 2·√(a·t_A² + b·t_c² + e·t_λ²) (Minkowski). Both scale linearly in √a, so
 // one division fixes the scale.
-func planGaussian(eps, delta float64, n, f, workers int, kappa float64) (gaussPlan, error) {
+func planGaussian(eps, delta float64, n, f int, dep float64, kappa float64) (gaussPlan, error) {
 	unit, err := mechanism.GaussianSigma(1, eps, delta)
 	if err != nil {
 		return gaussPlan{}, err
 	}
-	return planGaussianRatio(1/unit, eps, delta, n, f, workers, kappa)
+	return planGaussianRatio(1/unit, eps, delta, n, f, dep, kappa)
 }
 
 // planGaussianRatio is planGaussian for a given joint ratio r (the SSP
 // share of a larger zCDP release, §11); eps and delta only label errors.
-func planGaussianRatio(r, eps, delta float64, n, f, workers int, kappa float64) (gaussPlan, error) {
+func planGaussianRatio(r, eps, delta float64, n, f int, dep float64, kappa float64) (gaussPlan, error) {
 	// The noise package covers its own grid rounding for each call when the
 	// joint ratio is at least √3·2⁻²⁰ (docs §3.4).
 	if r < math.Sqrt(3)*noise.GaussianMinRatio {
@@ -132,7 +172,7 @@ func planGaussianRatio(r, eps, delta float64, n, f, workers int, kappa float64) 
 	a, b := 1.0, kappa
 	j := jointA(kappa)
 	e := LambdaShare / (1 - LambdaShare) * j
-	tA, tc := roundingBounds(n, workers)
+	tA, tc := roundingBounds(n, dep)
 	tl := 2*tA + rayleighRounding(n, f) // |Δq| ≤ ‖ΔA‖ + the errors of both forms
 	exact := kappaHat * kappaHat * math.Sqrt(j+e)
 	slack := 2 * math.Sqrt(a*tA*tA+b*tc*tc+e*tl*tl)
@@ -176,12 +216,12 @@ func l1SensA(f int) float64 {
 
 // planLaplace splits ε into ε_λ = LambdaShare·ε and the rest between XᵀX and
 // Xᵀy, and sets each Laplace scale to its ℓ₁ sensitivity over its ε.
-func planLaplace(eps float64, n, f, workers int) (laplacePlan, error) {
+func planLaplace(eps float64, n, f int, dep float64) (laplacePlan, error) {
 	p := laplacePlan{epsL: LambdaShare * eps}
 	rest := eps - p.epsL
 	p.epsC = XyShareLaplace * rest
 	p.epsA = rest - p.epsC
-	tA, tc := roundingBounds(n, workers)
+	tA, tc := roundingBounds(n, dep)
 	fv := float64(f)
 	// ℓ₁ ≤ √(#coordinates)·ℓ₂ for the rounding errors.
 	entries := fv*(fv+1)/2 - 1

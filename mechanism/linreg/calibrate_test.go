@@ -130,8 +130,8 @@ func TestLaplaceScales(t *testing.T) {
 // practical n (< 1% of the sensitivity √2 at n = 10⁸, where the O(n/512)
 // summation depth dominates) but grows with n as it must.
 func TestRoundingSlackSmall(t *testing.T) {
-	tA1, _ := roundingBounds(1000, 2)
-	tA2, _ := roundingBounds(100_000_000, 64)
+	tA1, _ := roundingBounds(1000, depth(1000, 2))
+	tA2, _ := roundingBounds(100_000_000, depth(100_000_000, 64))
 	if !(tA1 < tA2) || tA2 > 1e-2 || tA1 > 1e-10 {
 		t.Fatalf("t_A(1e3) = %v, t_A(1e8) = %v", tA1, tA2)
 	}

@@ -33,6 +33,11 @@ type Config struct {
 	// (private clipping radii, charged ScaleShare·ε) or BoundsAuto, the
 	// public rule UsePrivateBounds(N, Epsilon).
 	Bounds string
+	// AnyOrderSums plans for statistics summed by a backend in an order it
+	// chooses (engine/mysqlstore's fast DOUBLE statement, TrainSums): the
+	// rounding allowance then covers any summation tree over n rows,
+	// γ_{n+8} instead of the embedded path's blocked depth (anyOrderDepth).
+	AnyOrderSums bool
 }
 
 // Trainer is a validated plan: every noise scale and the privacy cost,
@@ -123,7 +128,7 @@ func Plan(cfg Config) (*Trainer, error) {
 		t.params["private_bounds"] = 0
 	}
 	if cfg.Delta > 0 {
-		g, err := planGaussian(epsSSP, cfg.Delta, cfg.N, t.f, t.workers, Kappa)
+		g, err := planGaussian(epsSSP, cfg.Delta, cfg.N, t.f, t.depth(), Kappa)
 		if err != nil {
 			return nil, fmt.Errorf("linreg: %w", err)
 		}
@@ -131,7 +136,7 @@ func Plan(cfg Config) (*Trainer, error) {
 			// §11: the quantiles are also ε_q²/2-zCDP; one zCDP event for
 			// the whole release is tighter than basic composition at
 			// moderate ε — use whichever gives AdaSSP the larger ratio.
-			if jg, jev, ok := t.priv.jointGaussian(cfg.Epsilon, cfg.Delta, cfg.N, t.f, t.workers); ok && jg.ratio > g.ratio {
+			if jg, jev, ok := t.priv.jointGaussian(cfg.Epsilon, cfg.Delta, cfg.N, t.f, t.depth()); ok && jg.ratio > g.ratio {
 				g = jg
 				t.events = []budget.Event{jev}
 				t.params["joint_zcdp"] = 1
@@ -150,7 +155,7 @@ func Plan(cfg Config) (*Trainer, error) {
 		t.params["sigma_xx"], t.params["sigma_xy"], t.params["sigma_lambda"] = g.sigmaA, g.sigmaC, g.sigmaL
 		t.params["gaussian_ratio"] = g.ratio
 	} else {
-		l, err := planLaplace(epsSSP, cfg.N, t.f, t.workers)
+		l, err := planLaplace(epsSSP, cfg.N, t.f, t.depth())
 		if err != nil {
 			return nil, fmt.Errorf("linreg: %w", err)
 		}

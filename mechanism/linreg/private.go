@@ -128,7 +128,7 @@ func planPrivScale(eps float64, d int, share, qNorm, qLabel float64) (*privScale
 // R = √(r² + ε_C² + ε_y²), converted to (ε, δ) by the accountant's CKS
 // conversion, which holds for any zCDP mechanism. r is set so that R is
 // the unit ratio of (ε, δ); ok is false when the quantiles alone use it up.
-func (p *privScale) jointGaussian(eps, delta float64, n, f, workers int) (gaussPlan, budget.Event, bool) {
+func (p *privScale) jointGaussian(eps, delta float64, n, f int, dep float64) (gaussPlan, budget.Event, bool) {
 	unit, err := mechanism.GaussianSigma(1, eps, delta)
 	if err != nil {
 		return gaussPlan{}, budget.Event{}, false
@@ -140,7 +140,7 @@ func (p *privScale) jointGaussian(eps, delta float64, n, f, workers int) (gaussP
 	}
 	// Rounded down so that r² + ε_C² + ε_y² ≤ R² holds in floating point.
 	r := math.Sqrt(rest) * (1 - 1e-12)
-	g, err := planGaussianRatio(r, eps, delta, n, f, workers, Kappa)
+	g, err := planGaussianRatio(r, eps, delta, n, f, dep, Kappa)
 	if err != nil {
 		return gaussPlan{}, budget.Event{}, false
 	}

@@ -79,7 +79,7 @@ func TestPrivateScales(t *testing.T) {
 			t.Fatalf("quantile ε %v %v, want %v", tr.priv.epsNorm, tr.priv.epsRad, want)
 		}
 		// Basic composition, unless one zCDP event gives AdaSSP a larger ratio.
-		basic, err := planGaussian(c.eps-want[0]-want[1], math.Max(c.delta, 1e-300), c.n, tr.f, tr.workers, Kappa)
+		basic, err := planGaussian(c.eps-want[0]-want[1], math.Max(c.delta, 1e-300), c.n, tr.f, tr.depth(), Kappa)
 		if c.delta > 0 && err != nil {
 			t.Fatal(err)
 		}

@@ -107,7 +107,7 @@ func TestTuneKappa(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := planGaussian(cfg.Epsilon, cfg.Delta, cfg.N, tr.f, tr.workers, kappa)
+		g, err := planGaussian(cfg.Epsilon, cfg.Delta, cfg.N, tr.f, tr.depth(), kappa)
 		if err != nil {
 			t.Fatal(err)
 		}
