@@ -14,7 +14,8 @@ func TestAnyOrderSumsScale(t *testing.T) {
 	for _, n := range []int{1000, 1_000_000, 10_000_000} {
 		for _, delta := range []float64{1e-6, 0} {
 			cfg := Config{Epsilon: 1, Delta: delta, N: n, Features: []string{"a", "b", "c"},
-				Lo: []float64{-1, 0, -2}, Hi: []float64{1, 4, 2}, Label: "y", LabelLo: -1, LabelHi: 1}
+				Lo: []float64{-1, 0, -2}, Hi: []float64{1, 4, 2}, Label: "y", LabelLo: -1, LabelHi: 1,
+				Bounds: BoundsPublic} // pushdown plans are public-bounds plans
 			emb, err := Plan(cfg)
 			if err != nil {
 				t.Fatal(err)
