@@ -29,17 +29,8 @@ func bulkDump(t *testing.T, db *sql.DB, table string) []string {
 		t.Fatalf("dump %s: %v", table, err)
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
 	var out []string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
+	for _, vals := range scanAll(t, rows) {
 		parts := make([]string, len(vals))
 		for i, v := range vals {
 			parts[i] = "NULL"
@@ -48,9 +39,6 @@ func bulkDump(t *testing.T, db *sql.DB, table string) []string {
 			}
 		}
 		out = append(out, strings.Join(parts, "|"))
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return out
 }

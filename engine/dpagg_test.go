@@ -38,25 +38,13 @@ func queryRows(t *testing.T, c *sql.Conn, q string) [][]string {
 		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
 	var out [][]string
-	for rows.Next() {
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		row := make([]string, len(cols))
+	for _, vals := range scanAll(t, rows) {
+		row := make([]string, len(vals))
 		for i, v := range vals {
 			row[i] = v.String
 		}
 		out = append(out, row)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatalf("%s: %v", q, err)
 	}
 	return out
 }

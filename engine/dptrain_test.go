@@ -14,14 +14,7 @@ func TestDPTrainEndToEnd(t *testing.T) {
 	ts := demoServer(t)
 	ana := ts.connect("analyst", "analyst", "demo")
 	root := ts.connect("root", rootPW, "demo")
-	str := func(q string) string {
-		t.Helper()
-		var s string
-		if err := ana.QueryRow(q).Scan(&s); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return s
-	}
+	str := func(q string) string { t.Helper(); return queryString(t, ana, q) }
 	ledger := func() float64 { return queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger") }
 
 	// dry_run: the plan as JSON, nothing charged, nothing recorded.

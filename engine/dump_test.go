@@ -31,18 +31,9 @@ func dumpTable(t *testing.T, db *sql.DB, table string) []string {
 		t.Fatalf("read %s: %v", table, err)
 	}
 	defer rows.Close()
-	cols, _ := rows.Columns()
 	var vals []string
-	for rows.Next() {
-		raw := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range raw {
-			ptrs[i] = &raw[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		parts := make([]string, len(cols))
+	for _, raw := range scanAll(t, rows) {
+		parts := make([]string, len(raw))
 		for i, r := range raw {
 			if !r.Valid {
 				parts[i] = "NULL"

@@ -89,6 +89,38 @@ func mustExec(t testing.TB, db *sql.DB, q string, args ...any) {
 	}
 }
 
+func queryString(t testing.TB, db *sql.DB, q string, args ...any) string {
+	t.Helper()
+	var s string
+	if err := db.QueryRow(q, args...).Scan(&s); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return s
+}
+
+// scanAll reads the remaining rows of rows, every column as a nullable
+// string, and checks rows.Err.
+func scanAll(t testing.TB, rows *sql.Rows) [][]sql.NullString {
+	t.Helper()
+	cols, _ := rows.Columns()
+	var out [][]sql.NullString
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, vals)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func queryFloat(t testing.TB, db *sql.DB, q string, args ...any) float64 {
 	t.Helper()
 	var f float64

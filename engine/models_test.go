@@ -22,14 +22,7 @@ func TestModelsEndToEnd(t *testing.T) {
 	ts := demoServer(t)
 	ana := ts.connect("analyst", "analyst", "demo")
 	root := ts.connect("root", rootPW, "demo")
-	str := func(q string) string {
-		t.Helper()
-		var s string
-		if err := ana.QueryRow(q).Scan(&s); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		return s
-	}
+	str := func(q string) string { t.Helper(); return queryString(t, ana, q) }
 
 	// Linear SVM on breast cancer, evaluated on the held-out table.
 	if m := str("SELECT DP_SVM_TRAIN('breast_cancer', 2, 'linear', 'C=1; model=cancer_svm')"); m != "cancer_svm" {

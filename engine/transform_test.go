@@ -179,12 +179,3 @@ func TestDPTransformLog1p(t *testing.T) {
 		t.Fatalf("import outside the log1p bounds: %v", err)
 	}
 }
-
-func queryString(t testing.TB, db *sql.DB, q string, args ...any) string {
-	t.Helper()
-	var s string
-	if err := db.QueryRow(q, args...).Scan(&s); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return s
-}

@@ -1,19 +1,17 @@
 package auto_test
 
 import (
-	"encoding/csv"
-	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dpsql/dpsql/internal/syntest"
 	"github.com/dpsql/dpsql/mechanism"
 )
 
@@ -41,123 +39,10 @@ func sharedDataDir() string {
 	return filepath.Join(repoRoot(), "..", "shared", "data")
 }
 
-type catalogEntry struct {
-	Bounds map[string][2]float64 `json:"bounds"`
-	Label  struct {
-		Column string   `json:"column"`
-		Domain []string `json:"domain"`
-	} `json:"label"`
-}
-
-// Owner declarations for the shared/ sets the demo catalog lacks: the same
-// as mechanism/gauss/data_test.go (documented in docs/results/gauss.md).
-var vehicleHi = []float64{150, 100, 150, 400, 200, 100, 300, 100, 50, 250, 400, 1200, 300, 200, 50, 50, 250, 250}
-
-var declaredClasses = map[string][]string{
-	"dna":     {"ei", "ie", "n"},
-	"vowel":   {"hid", "hId", "hEd", "hAd", "hYd", "had", "hOd", "hod", "hUd", "hud", "hed"},
-	"vehicle": {"bus", "opel", "saab", "van"},
-	"ticdata": {"noinsurance", "insurance"},
-}
-
-func ownerBounds(name string, features []string) (lo, hi []float64) {
-	d := len(features)
-	lo, hi = make([]float64, d), make([]float64, d)
-	for j, f := range features {
-		switch name {
-		case "dna":
-			lo[j], hi[j] = 0, 1
-		case "vowel":
-			if f == "v1" {
-				lo[j], hi[j] = 0, 14
-			} else {
-				lo[j], hi[j] = -6, 6
-			}
-		case "vehicle":
-			lo[j], hi[j] = 0, vehicleHi[j]
-		case "ticdata":
-			switch {
-			case f == "stype":
-				lo[j], hi[j] = 1, 41
-			case f == "maanthui":
-				lo[j], hi[j] = 1, 10
-			case f == "mgemomv" || f == "mgemleef":
-				lo[j], hi[j] = 1, 6
-			case strings.HasPrefix(f, "a"):
-				lo[j], hi[j] = 0, 12
-			default:
-				lo[j], hi[j] = 1, 10
-			}
-		}
-	}
-	return lo, hi
-}
-
-func readCSV(tb testing.TB, path string) (features []string, x [][]float64, labels []string) {
-	tb.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatalf("open %s: %v", path, err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		tb.Fatalf("read %s: %v", path, err)
-	}
-	head := recs[0]
-	features = head[:len(head)-1]
-	for _, r := range recs[1:] {
-		row := make([]float64, len(r)-1)
-		for j := range row {
-			if row[j], err = strconv.ParseFloat(r[j], 64); err != nil {
-				tb.Fatalf("%s: %v", path, err)
-			}
-		}
-		x = append(x, row)
-		labels = append(labels, r[len(r)-1])
-	}
-	return features, x, labels
-}
-
 func loadDataset(tb testing.TB, name string) *dataset {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "demo_catalog.json"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var cat map[string]catalogEntry
-	if err := json.Unmarshal(b, &cat); err != nil {
-		tb.Fatal(err)
-	}
-	ds := &dataset{name: name}
-	var labels []string
-	if e, ok := cat[name]; ok && len(e.Label.Domain) > 0 {
-		ds.features, ds.x, labels = readCSV(tb, filepath.Join(repoRoot(), "testdata", name+".csv"))
-		for _, f := range ds.features {
-			bd, ok := e.Bounds[f]
-			if !ok {
-				tb.Fatalf("%s: catalog has no bounds for %q", name, f)
-			}
-			ds.lo, ds.hi = append(ds.lo, bd[0]), append(ds.hi, bd[1])
-		}
-		ds.classes = e.Label.Domain
-	} else {
-		ds.features, ds.x, labels = readCSV(tb, filepath.Join(sharedDataDir(), name+".csv"))
-		ds.lo, ds.hi = ownerBounds(name, ds.features)
-		ds.classes = declaredClasses[name]
-	}
-	index := map[string]int{}
-	for i, c := range ds.classes {
-		index[c] = i
-	}
-	for _, l := range labels {
-		k, ok := index[l]
-		if !ok {
-			tb.Fatalf("%s: label %q not in the declared domain", name, l)
-		}
-		ds.y = append(ds.y, k)
-	}
-	return ds
+	l := syntest.Load(tb, repoRoot(), sharedDataDir(), name)
+	return &dataset{name: l.Name, features: l.Features, lo: l.Lo, hi: l.Hi, classes: l.Classes, x: l.X, y: l.Y}
 }
 
 func (d *dataset) subset(idx []int) *dataset {

@@ -22,27 +22,12 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/dpsql/dpsql/internal/syntest"
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/gauss"
 	"github.com/dpsql/dpsql/mechanism/linreg"
 	"github.com/dpsql/dpsql/mechanism/selection"
 )
-
-func selMeanSD(v []float64) (float64, float64) {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	m := s / float64(len(v))
-	var q float64
-	for _, x := range v {
-		q += (x - m) * (x - m)
-	}
-	if len(v) < 2 {
-		return m, 0
-	}
-	return m, math.Sqrt(q / float64(len(v)-1))
-}
 
 // widen returns the data set with declared bounds f× wider around their
 // centre (the rows unchanged).
@@ -94,7 +79,7 @@ func (r *regSet) rmse(tb testing.TB, m *mechanism.Model) float64 {
 
 // diabetesSet reads testdata/diabetes.csv with the demo catalog's bounds.
 func diabetesSet(tb testing.TB) *regSet {
-	feats, x, labels := readCSV(tb, filepath.Join(repoRoot(), "testdata", "diabetes.csv"))
+	feats, x, labels := syntest.ReadCSV(tb, filepath.Join(repoRoot(), "testdata", "diabetes.csv"))
 	r := &regSet{name: "diabetes", features: feats, x: x, labelLo: 25, labelHi: 346}
 	b := map[string][2]float64{"age": {0, 100}, "sex": {1, 2}, "bmi": {10, 50}, "bp": {40, 140}, "s1": {50, 350}, "s2": {20, 300},
 		"s3": {10, 110}, "s4": {1, 10}, "s5": {3, 7}, "s6": {40, 140}}
@@ -212,9 +197,9 @@ func TestSelectionHarness(t *testing.T) {
 					a0, a1 := accuracy(t, m, s.val), accuracy(t, mt, s.val)
 					def, tun, diff = append(def, a0), append(tun, a1), append(diff, a1-a0)
 				}
-				dm, dsd := selMeanSD(def)
-				tm, tsd := selMeanSD(tun)
-				fm, fsd := selMeanSD(diff)
+				dm, dsd := syntest.MeanSD(def)
+				tm, tsd := syntest.MeanSD(tun)
+				fm, fsd := syntest.MeanSD(diff)
 				fmt.Printf("| %s (%d × %d, %d) | %s | %g | %.3f ± %.3f | %.3f ± %.3f | %+.3f ± %.3f | %s | %s |\n",
 					s.name, n, d, k, kind, e, dm, dsd, tm, tsd, fm, fsd, chosenString(chosen, gaussGridNames()), info)
 			}
@@ -290,9 +275,9 @@ func TestSelectionHarness(t *testing.T) {
 				r0, r1 := val.rmse(t, m), val.rmse(t, mt)
 				def, tun, diff = append(def, r0), append(tun, r1), append(diff, r1-r0)
 			}
-			dm, dsd := selMeanSD(def)
-			tm, tsd := selMeanSD(tun)
-			fm, fsd := selMeanSD(diff)
+			dm, dsd := syntest.MeanSD(def)
+			tm, tsd := syntest.MeanSD(tun)
+			fm, fsd := syntest.MeanSD(diff)
 			var names []string
 			for _, v := range selection.LinRegVariants {
 				names = append(names, fmt.Sprintf("c=%g,f=%g", v.Ridge, v.Floor))

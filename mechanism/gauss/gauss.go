@@ -222,6 +222,16 @@ func (t *Trainer) Events() []budget.Event {
 // the noise scale, the number of draws and the post-processing steps are
 // fixed by the plan. A Trainer trains at most once.
 func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
+	st, err := t.releaseOnce(X, y)
+	if err != nil {
+		return nil, err
+	}
+	return t.model(st), nil
+}
+
+// releaseOnce computes the statistics and adds their noise in place; it
+// refuses a second use of the plan.
+func (t *Trainer) releaseOnce(X [][]float64, y []int) ([]float64, error) {
 	if !t.used.CompareAndSwap(false, true) {
 		return nil, errors.New("gauss: this plan has already been used for a release")
 	}
@@ -232,7 +242,7 @@ func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 	if err := t.release(st); err != nil {
 		return nil, err
 	}
-	return t.model(st), nil
+	return st, nil
 }
 
 // checkInput validates the shapes of the data (caller bugs only).
@@ -279,14 +289,8 @@ func (t *Trainer) TrainVariants(X [][]float64, y []int, variants []Variant) ([]*
 			return nil, fmt.Errorf("gauss: invalid variant %+v (shrink in [0, 1), ridge and edge finite and ≥ 0)", v)
 		}
 	}
-	if !t.used.CompareAndSwap(false, true) {
-		return nil, errors.New("gauss: this plan has already been used for a release")
-	}
-	st, err := t.statistics(X, y)
+	st, err := t.releaseOnce(X, y)
 	if err != nil {
-		return nil, err
-	}
-	if err := t.release(st); err != nil {
 		return nil, err
 	}
 	out := make([]*mechanism.Model, len(variants))

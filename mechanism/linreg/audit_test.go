@@ -31,23 +31,30 @@ func tablePair(z, zp []float64, y, yp float64) (dataset, dataset) {
 // the directions of the released XᵀX̂, as the mechanism does.
 func gaussLLR(t testing.TB, tr *Trainer, d0, d1 dataset) audit.Sampler {
 	s0, s1 := tr.stats(d0.x, d0.y), tr.stats(d1.x, d1.y)
-	a0, a1 := packA(s0.a, tr.f, true), packA(s1.a, tr.f, true)
+	return func(side int) float64 { return releaseLLR(t, tr, side, s0, s1) }
+}
+
+// releaseLLR releases the three statistics of D (side 0, exact statistics
+// s0) or D′ (side 1, s1) and returns the Gaussian log-likelihood ratio
+// log p_D′(r)/p_D(r) of the release r; the λ-statistic's means are taken
+// along r's directions, as the mechanism does.
+func releaseLLR(t testing.TB, tr *Trainer, side int, s0, s1 stats) float64 {
+	t.Helper()
+	st := s0
+	if side == 1 {
+		st = s1
+	}
+	r, err := tr.addNoise(st)
+	if err != nil {
+		t.Fatal(err)
+	}
 	g := tr.gauss
 	llr := func(o, m0, m1 []float64, sigma float64) float64 {
 		return (sqDist(o, m0) - sqDist(o, m1)) / (2 * sigma * sigma)
 	}
-	return func(side int) float64 {
-		st := s0
-		if side == 1 {
-			st = s1
-		}
-		r, err := tr.addNoise(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q0, q1 := rayleighMin(s0.a, tr.f, r.dirs), rayleighMin(s1.a, tr.f, r.dirs)
-		return llr(r.va, a0, a1, g.sigmaA) + llr(r.c, s0.c, s1.c, g.sigmaC) + llr([]float64{r.q}, []float64{q0}, []float64{q1}, g.sigmaL)
-	}
+	a0, a1 := packA(s0.a, tr.f, true), packA(s1.a, tr.f, true)
+	q0, q1 := rayleighMin(s0.a, tr.f, r.dirs), rayleighMin(s1.a, tr.f, r.dirs)
+	return llr(r.va, a0, a1, g.sigmaA) + llr(r.c, s0.c, s1.c, g.sigmaC) + llr([]float64{r.q}, []float64{q0}, []float64{q1}, g.sigmaL)
 }
 
 // jointPair is the corner pair that attains J for d = 3 and Kappa = 1:

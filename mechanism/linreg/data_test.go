@@ -1,14 +1,12 @@
 package linreg
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 
+	"github.com/dpsql/dpsql/internal/syntest"
 	"github.com/dpsql/dpsql/mechanism"
 )
 
@@ -67,32 +65,8 @@ func synthLinear(rng *rand.Rand, beta []float64, n int, noise float64) dataset {
 // loadCSV reads a testdata CSV (header row, last column the target).
 func loadCSV(t testing.TB, name string) dataset {
 	t.Helper()
-	f, err := os.Open("../../testdata/" + name)
-	if err != nil {
-		t.Fatalf("open %s: %v", name, err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("read %s: %v", name, err)
-	}
-	d := len(recs[0]) - 1
-	var ds dataset
-	for _, r := range recs[1:] {
-		row := make([]float64, d)
-		for j := range row {
-			if row[j], err = strconv.ParseFloat(r[j], 64); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-		}
-		v, err := strconv.ParseFloat(r[d], 64)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		ds.x = append(ds.x, row)
-		ds.y = append(ds.y, v)
-	}
-	return ds
+	_, x, y := syntest.ReadNumeric(t, "../../testdata/"+name)
+	return dataset{x: x, y: y}
 }
 
 // diabetesConfig states the public bounds ASSUMED for diabetes.csv: the
@@ -138,18 +112,6 @@ func mean(v []float64) float64 {
 		s += x
 	}
 	return s / float64(len(v))
-}
-
-func meanSD(v []float64) (float64, float64) {
-	m := mean(v)
-	var s float64
-	for _, x := range v {
-		s += (x - m) * (x - m)
-	}
-	if len(v) < 2 {
-		return m, 0
-	}
-	return m, math.Sqrt(s / float64(len(v)-1))
 }
 
 // predictor wraps released weights as a model (clipping like DP_PREDICT).

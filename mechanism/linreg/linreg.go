@@ -332,8 +332,14 @@ func (t *Trainer) release(st stats, clip *privClip) (*mechanism.Model, error) {
 	theta, lambda := t.estimate(r)
 	params := t.Params()
 	params["lambda"] = lambda // a post-processing of the released λ-statistic
+	return t.model(theta, params, clip), nil
+}
+
+// model wraps an estimate θ and its params into the released model. With
+// private bounds the released radii are part of the model: θ is folded back
+// to the unclipped scale and the radii are recorded.
+func (t *Trainer) model(theta []float64, params map[string]float64, clip *privClip) *mechanism.Model {
 	if clip != nil {
-		// The released radii are part of the model.
 		theta = clip.fold(theta)
 		params["clip_feature_norm"], params["clip_label_radius"] = clip.c, clip.cy
 	}
@@ -347,7 +353,7 @@ func (t *Trainer) release(st stats, clip *privClip) (*mechanism.Model, error) {
 		Scaler:   t.scaler,
 		Weights:  [][]float64{theta},
 		Params:   params,
-	}, nil
+	}
 }
 
 // fitExact returns the noise-free ridge solution (XᵀX + ridge·I)⁻¹Xᵀy on

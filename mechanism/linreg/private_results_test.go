@@ -18,6 +18,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/dpsql/dpsql/internal/syntest"
 )
 
 // factorData draws n rows of the synthetic regression model with d features.
@@ -106,7 +108,7 @@ func TestTunePrivateBounds(t *testing.T) {
 		for k := 0; k < 4*runs; k++ {
 			pr = append(pr, trainRMSE(t, pub, in, out))
 		}
-		m, _ := meanSD(pr)
+		m, _ := syntest.MeanSD(pr)
 		line = append(line, fmt.Sprintf("public %.3f", m/ols))
 		for _, q := range levels {
 			tr := mustPlan(t, withBounds(diabetesConfig(len(in.x), eps, 1e-5), BoundsPrivate))
@@ -119,7 +121,7 @@ func TestTunePrivateBounds(t *testing.T) {
 			for k := 0; k < 4*runs; k++ {
 				v = append(v, trainRMSE(t, tr, in, out))
 			}
-			m, _ := meanSD(v)
+			m, _ := syntest.MeanSD(v)
 			line = append(line, fmt.Sprintf("s%.2f q%.2f/%.2f %.3f", q[0], q[1], q[2], m/ols))
 		}
 		t.Logf("diabetes-inner eps=%v ols=%.1f mean=%.3f | %s", eps, ols, meanRMSE(in, out)/ols, strings.Join(line, "  "))
@@ -137,7 +139,7 @@ func TestTunePrivateBounds(t *testing.T) {
 					for k := 0; k < runs; k++ {
 						pr = append(pr, trainRMSE(t, pub, train, test))
 					}
-					m, _ := meanSD(pr)
+					m, _ := syntest.MeanSD(pr)
 					line = append(line, fmt.Sprintf("public %.3f", m/ols))
 					for _, q := range levels {
 						tr := mustPlan(t, factorConfig(d, n, eps, delta, BoundsPrivate))
@@ -150,7 +152,7 @@ func TestTunePrivateBounds(t *testing.T) {
 						for k := 0; k < runs; k++ {
 							v = append(v, trainRMSE(t, tr, train, test))
 						}
-						m, _ := meanSD(v)
+						m, _ := syntest.MeanSD(v)
 						line = append(line, fmt.Sprintf("s%.2f q%.2f/%.2f %.3f", q[0], q[1], q[2], m/ols))
 					}
 					t.Logf("n=%d d=%d eps=%v ols=%.3f auto=%v | %s", n, d, eps, ols, UsePrivateBounds(n, eps), strings.Join(line, "  "))
@@ -210,7 +212,7 @@ func TestTunePrivateFloor(t *testing.T) {
 					for k := 0; k < 6; k++ {
 						v = append(v, trainRMSE(t, tr, train, test))
 					}
-					m, _ := meanSD(v)
+					m, _ := syntest.MeanSD(v)
 					line = append(line, fmt.Sprintf("k%.1f f%.2f r%.2f %.3f", kappa, fl, rf, m/ols))
 				}
 			}
@@ -235,7 +237,7 @@ func TestReport100kx14(t *testing.T) {
 			for k := 0; k < 10; k++ {
 				v = append(v, trainRMSE(t, tr, train, test))
 			}
-			m, sd := meanSD(v)
+			m, sd := syntest.MeanSD(v)
 			line = append(line, fmt.Sprintf("%s %.4f ± %.4f (%.4f×)", b, m, sd, m/ols))
 		}
 		t.Logf("n=%d d=%d eps=%v OLS %.4f mean %.4f | %s", n, d, eps, ols, meanRMSE(train, test), strings.Join(line, "  "))
@@ -271,7 +273,7 @@ func TestTunePrivatePost(t *testing.T) {
 			for k := 0; k < 12; k++ {
 				v = append(v, trainRMSE(t, tr, train, test))
 			}
-			m, _ := meanSD(v)
+			m, _ := syntest.MeanSD(v)
 			sums[i] += math.Log(m / ols)
 			line = append(line, fmt.Sprintf("k%.1f f%.2f r%.2f %.3f", c[0], c[1], c[2], m/ols))
 		}

@@ -396,12 +396,8 @@ func clipPair() (dataset, dataset) {
 // (the grids are finite).
 func privLLR(t testing.TB, tr *Trainer, exact bool) audit.Sampler {
 	d0, d1 := clipPair()
-	g := tr.gauss
 	type pair struct{ s0, s1 stats }
 	cache := map[[2]float64]pair{}
-	llr := func(o, m0, m1 []float64, sigma float64) float64 {
-		return (sqDist(o, m0) - sqDist(o, m1)) / (2 * sigma * sigma)
-	}
 	return func(side int) float64 {
 		ds := d0
 		if side == 1 {
@@ -423,18 +419,7 @@ func privLLR(t testing.TB, tr *Trainer, exact bool) audit.Sampler {
 			p = pair{sufficientStats(d0.x, d0.y, tr.prep, lo, hi, 1, clip), sufficientStats(d1.x, d1.y, tr.prep, lo, hi, 1, clip)}
 			cache[key] = p
 		}
-		s0, s1 := p.s0, p.s1
-		st := s0
-		if side == 1 {
-			st = s1
-		}
-		r, err := tr.addNoise(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a0, a1 := packA(s0.a, tr.f, true), packA(s1.a, tr.f, true)
-		q0, q1 := rayleighMin(s0.a, tr.f, r.dirs), rayleighMin(s1.a, tr.f, r.dirs)
-		v := llr(r.va, a0, a1, g.sigmaA) + llr(r.c, s0.c, s1.c, g.sigmaC) + llr([]float64{r.q}, []float64{q0}, []float64{q1}, g.sigmaL)
+		v := releaseLLR(t, tr, side, p.s0, p.s1)
 		if clip.c >= 0.1 {
 			v += 4
 		}

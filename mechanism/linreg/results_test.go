@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpsql/dpsql/internal/syntest"
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/lsq"
 )
@@ -61,7 +62,7 @@ func TestTuneLinReg(t *testing.T) {
 					tr.floor = fl
 					r = append(r, trainRMSE(t, tr, in, val))
 				}
-				m, s := meanSD(r)
+				m, s := syntest.MeanSD(r)
 				line = append(line, fmt.Sprintf("floor %.1f: %.1f±%.1f", fl, m, s))
 			}
 			t.Logf("diabetes-train δ=%g ε=%g  %s", delta, eps, strings.Join(line, "  "))
@@ -85,7 +86,7 @@ func TestTuneLinReg(t *testing.T) {
 							tr.floor = fl
 							r = append(r, trainRMSE(t, tr, train, test))
 						}
-						m, s := meanSD(r)
+						m, s := syntest.MeanSD(r)
 						line = append(line, fmt.Sprintf("floor %.1f: %.4f±%.4f", fl, m, s))
 					}
 					t.Logf("synthetic d=%d n=%d δ=%g ε=%g  %s", d, n, delta, eps, strings.Join(line, "  "))
@@ -124,7 +125,7 @@ func TestTuneKappa(t *testing.T) {
 				in, val := split(rng, trainPart, 283)
 				r = append(r, run(diabetesConfig(len(in.x), eps, 1e-5), in, val, k))
 			}
-			m, s := meanSD(r)
+			m, s := syntest.MeanSD(r)
 			line = append(line, fmt.Sprintf("κ %.2f: %.1f±%.1f", k, m, s))
 		}
 		t.Logf("diabetes-train ε=%g  %s", eps, strings.Join(line, "  "))
@@ -140,7 +141,7 @@ func TestTuneKappa(t *testing.T) {
 					for rep := 0; rep < 10; rep++ {
 						r = append(r, run(synthConfig(d, n, eps, 1e-5), synthLinear(rng, beta, n, 0.1), test, k))
 					}
-					m, s := meanSD(r)
+					m, s := syntest.MeanSD(r)
 					line = append(line, fmt.Sprintf("κ %.2f: %.4f±%.4f", k, m, s))
 				}
 				t.Logf("synthetic d=%d n=%d ε=%g  %s", d, n, eps, strings.Join(line, "  "))
@@ -160,7 +161,7 @@ func TestResultsLinReg(t *testing.T) {
 	defer f.Close()
 	fmt.Fprintln(f, "data,n,d,epsilon,delta,method,rmse_mean,rmse_sd,runs")
 	emit := func(data string, n, d int, eps, delta float64, method string, r []float64) {
-		m, s := meanSD(r)
+		m, s := syntest.MeanSD(r)
 		fmt.Fprintf(f, "%s,%d,%d,%g,%g,%s,%.6g,%.3g,%d\n", data, n, d, eps, delta, method, m, s, len(r))
 		t.Logf("%-9s n=%-6d d=%-2d ε=%-4g δ=%-6g %-12s %.4f ± %.4f", data, n, d, eps, delta, method, m, s)
 	}
@@ -278,7 +279,7 @@ func TestTuneRidgeFloor(t *testing.T) {
 		}
 		var line []string
 		for i, cb := range combos {
-			m, _ := meanSD(res[i])
+			m, _ := syntest.MeanSD(res[i])
 			line = append(line, fmt.Sprintf("c=%g,fl=%g:%.4f", cb.c, cb.fl, m))
 		}
 		t.Logf("%s  %s", name, strings.Join(line, " "))

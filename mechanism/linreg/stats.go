@@ -1,7 +1,6 @@
 package linreg
 
 import (
-	"fmt"
 	"sync"
 
 	"gonum.org/v1/gonum/blas/blas64"
@@ -130,52 +129,13 @@ func sufficientStats(X [][]float64, y []float64, prep mechanism.Prepared, lo, hi
 // chunks of statsBatch rows while the workers fold finished chunks into
 // their accumulators; no n × d copy of the table is held.
 func streamStats(d int, prep mechanism.Prepared, lo, hi float64, workers int, scan func(emit func(row []float64) error) error) (stats, error) {
-	width := d + 1
-	type chunk struct {
-		data []float64
-		rows int
-	}
-	free := make(chan []float64, 2*workers+2)
-	for i := 0; i < cap(free); i++ {
-		free <- make([]float64, statsBatch*width)
-	}
-	work := make(chan chunk, 2*workers)
 	parts := make([]*accumulator, workers)
-	var wg sync.WaitGroup
 	for k := range parts {
 		parts[k] = newAccumulator(prep, lo, hi, nil)
-		a := parts[k]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ch := range work {
-				data := ch.data
-				a.addBlock(ch.rows, func(r int) ([]float64, float64) {
-					row := data[r*width : (r+1)*width]
-					return row[:d], row[d]
-				})
-				free <- data
-			}
-		}()
 	}
-	cur, rows := <-free, 0
-	err := scan(func(row []float64) error {
-		if len(row) != width {
-			return fmt.Errorf("row has %d values, want %d features and a label", len(row), width)
-		}
-		copy(cur[rows*width:], row)
-		if rows++; rows == statsBatch {
-			work <- chunk{cur, rows}
-			cur, rows = <-free, 0
-		}
-		return nil
-	})
-	if err == nil && rows > 0 {
-		work <- chunk{cur, rows}
-	}
-	close(work)
-	wg.Wait()
-	if err != nil {
+	if err := mechanism.StreamBlocks(d, statsBatch, workers, scan, func(k, rows int, get func(r int) ([]float64, float64)) {
+		parts[k].addBlock(rows, get)
+	}); err != nil {
 		return stats{}, err
 	}
 	return merge(parts), nil

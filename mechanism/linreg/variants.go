@@ -51,21 +51,7 @@ func (t *Trainer) TrainVariants(X [][]float64, y []float64, variants []Variant) 
 		theta, lambda := t.estimate(r)
 		params := t.Params()
 		params["lambda"], params["ridge_factor"], params["floor_factor"] = lambda, v.Ridge, v.Floor
-		if clip != nil {
-			theta = clip.fold(theta)
-			params["clip_feature_norm"], params["clip_label_radius"] = clip.c, clip.cy
-		}
-		out[i] = &mechanism.Model{
-			Kind:     mechanism.KindLinReg,
-			Kernel:   "linear",
-			Label:    t.cfg.Label,
-			Features: append([]string(nil), t.cfg.Features...),
-			LabelLo:  t.cfg.LabelLo,
-			LabelHi:  t.cfg.LabelHi,
-			Scaler:   t.scaler,
-			Weights:  [][]float64{theta},
-			Params:   params,
-		}
+		out[i] = t.model(theta, params, clip)
 	}
 	return out, nil
 }

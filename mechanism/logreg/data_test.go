@@ -168,19 +168,3 @@ func (ds dataset) split(rng *rand.Rand, frac float64) (train, test dataset) {
 	}
 	return train, test
 }
-
-func meanSD(v []float64) (float64, float64) {
-	var m float64
-	for _, x := range v {
-		m += x
-	}
-	m /= float64(len(v))
-	if len(v) < 2 {
-		return m, 0
-	}
-	var s float64
-	for _, x := range v {
-		s += (x - m) * (x - m)
-	}
-	return m, math.Sqrt(s / float64(len(v)-1))
-}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpsql/dpsql/internal/syntest"
 	"github.com/dpsql/dpsql/mechanism"
 )
 
@@ -162,7 +163,7 @@ func TestTuneLogReg(t *testing.T) {
 					}
 					accs = append(accs, accuracy(t, m, val))
 				}
-				m, _ := meanSD(accs)
+				m, _ := syntest.MeanSD(accs)
 				line = append(line, fmt.Sprintf("%s c%g C%gL T%d:%.3f", map[bool]string{true: "G", false: "L"}[v.delta > 0], v.c, v.clip, v.steps, m))
 			}
 			t.Logf("%-18s ε=%-4g %s", s.name, eps, strings.Join(line, " "))
@@ -221,7 +222,7 @@ func TestResultsLogReg(t *testing.T) {
 	defer f.Close()
 	fmt.Fprintln(f, "data,n_train,d,classes,epsilon,delta,method,accuracy_mean,accuracy_sd,runs")
 	emit := func(data string, n, d, k int, eps, delta float64, method string, v []float64) {
-		m, s := meanSD(v)
+		m, s := syntest.MeanSD(v)
 		fmt.Fprintf(f, "%s,%d,%d,%d,%g,%g,%s,%.4f,%.4f,%d\n", data, n, d, k, eps, delta, method, m, s, len(v))
 		t.Logf("%-16s n=%-6d d=%-3d K=%-2d ε=%-4g δ=%-6g %-9s %.3f ± %.3f", data, n, d, k, eps, delta, method, m, s)
 	}

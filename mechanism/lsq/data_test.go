@@ -1,13 +1,12 @@
 package lsq
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
+
+	"github.com/dpsql/dpsql/internal/syntest"
 )
 
 // dataset is a raw regression table: rows of feature values and labels.
@@ -68,32 +67,8 @@ func synthBeta(rng *rand.Rand, d int) []float64 {
 // loadCSV reads a testdata CSV (header row, last column the target).
 func loadCSV(t testing.TB, name string) dataset {
 	t.Helper()
-	f, err := os.Open("../../testdata/" + name)
-	if err != nil {
-		t.Fatalf("open %s: %v", name, err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("read %s: %v", name, err)
-	}
-	d := len(recs[0]) - 1
-	ds := dataset{names: recs[0][:d]}
-	for _, r := range recs[1:] {
-		row := make([]float64, d)
-		for j := range row {
-			if row[j], err = strconv.ParseFloat(r[j], 64); err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
-		}
-		v, err := strconv.ParseFloat(r[d], 64)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		ds.x = append(ds.x, row)
-		ds.y = append(ds.y, v)
-	}
-	return ds
+	names, x, y := syntest.ReadNumeric(t, "../../testdata/"+name)
+	return dataset{names: names, x: x, y: y}
 }
 
 // diabetesConfig states the public bounds ASSUMED for diabetes.csv: the

@@ -228,51 +228,13 @@ func (a *accumulator) stats() stats {
 // the table is ever held.
 func streamStats(d int, fm featureMap, lm labelMap, scan func(emit func(row []float64) error) error) (stats, error) {
 	workers := max(runtime.GOMAXPROCS(0), 1)
-	width := d + 1
-	type chunk struct {
-		data []float64
-		rows int
-	}
-	free := make(chan []float64, 2*workers+2)
-	for i := 0; i < cap(free); i++ {
-		free <- make([]float64, statsBatch*width)
-	}
-	work := make(chan chunk, 2*workers)
 	parts := make([]*accumulator, workers)
-	var wg sync.WaitGroup
 	for k := range parts {
 		parts[k] = newAccumulator(fm, lm)
-		wg.Add(1)
-		go func(a *accumulator) {
-			defer wg.Done()
-			for ch := range work {
-				data := ch.data
-				a.addBlock(ch.rows, func(r int) ([]float64, float64) {
-					row := data[r*width : (r+1)*width]
-					return row[:d], row[d]
-				})
-				free <- data
-			}
-		}(parts[k])
 	}
-	cur, rows := <-free, 0
-	err := scan(func(row []float64) error {
-		if len(row) != width {
-			return fmt.Errorf("row has %d values, want %d features and a label", len(row), width)
-		}
-		copy(cur[rows*width:], row)
-		if rows++; rows == statsBatch {
-			work <- chunk{cur, rows}
-			cur, rows = <-free, 0
-		}
-		return nil
-	})
-	if err == nil && rows > 0 {
-		work <- chunk{cur, rows}
-	}
-	close(work)
-	wg.Wait()
-	if err != nil {
+	if err := mechanism.StreamBlocks(d, statsBatch, workers, scan, func(k, rows int, get func(r int) ([]float64, float64)) {
+		parts[k].addBlock(rows, get)
+	}); err != nil {
 		return stats{}, err
 	}
 	out := parts[0].stats()
