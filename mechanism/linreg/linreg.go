@@ -115,14 +115,15 @@ func Plan(cfg Config) (*Trainer, error) {
 	// all of them by one zCDP event).
 	epsSSP := cfg.Epsilon
 	if cfg.Bounds == BoundsPrivate {
-		if t.priv, err = planPrivScale(cfg.Epsilon, d, ScaleShare, NormQuantile, LabelQuantile); err != nil {
+		normQ, labelQ := NormLevel(cfg.N, cfg.Epsilon), LabelLevel(cfg.N, cfg.Epsilon)
+		if t.priv, err = planPrivScale(cfg.Epsilon, d, ScaleShare, normQ, labelQ); err != nil {
 			return nil, fmt.Errorf("linreg: private bounds: %w", err)
 		}
 		epsSSP = cfg.Epsilon - t.priv.epsNorm - t.priv.epsRad
 		t.events = t.priv.events()
 		t.params["private_bounds"] = 1
 		t.params["epsilon_norm_quantile"], t.params["epsilon_label_radius"] = t.priv.epsNorm, t.priv.epsRad
-		t.params["norm_quantile_level"], t.params["label_quantile_level"] = NormQuantile, LabelQuantile
+		t.params["norm_quantile_level"], t.params["label_quantile_level"] = normQ, labelQ
 		t.params["epsilon_ssp"] = epsSSP
 	} else {
 		t.params["private_bounds"] = 0

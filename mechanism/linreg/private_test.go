@@ -109,7 +109,7 @@ func TestPrivateScales(t *testing.T) {
 				t.Fatalf("quantile event %d: %+v, want Laplace ε = %v", i, ev[i], w)
 			}
 		}
-		if tr.priv.norm.Q != NormQuantile || tr.priv.radius.Q != LabelQuantile {
+		if tr.priv.norm.Q != NormLevel(c.n, c.eps) || tr.priv.radius.Q != LabelLevel(c.n, c.eps) {
 			t.Fatalf("quantile levels %v %v", tr.priv.norm.Q, tr.priv.radius.Q)
 		}
 		if tr.priv.norm.Scale() != 2/want[0] || tr.priv.radius.Scale() != 2/want[1] {
@@ -439,4 +439,25 @@ func TestAuditPrivateBoundsRelease(t *testing.T) {
 func TestAuditPrivateBoundsExactQuantileCaught(t *testing.T) {
 	tr := auditClipTrainer(t)
 	audit.RequireCatch(t, privLLR(t, tr, true), auditEps, audit.Config{N: 30000, Delta: auditDelta})
+}
+
+// TestPrivateLevels: the clipping levels are the tuned ones up to
+// n·ε = 10⁴ and approach 1 as 1 − tail/√(n·ε) beyond, in both modes.
+func TestPrivateLevels(t *testing.T) {
+	for _, c := range []struct {
+		n           int
+		eps         float64
+		norm, label float64
+	}{{1000, 1, 0.75, 0.9}, {10000, 1, 0.75, 0.9}, {1000, 10, 0.75, 0.9}, {100000, 1, 1 - 25/math.Sqrt(1e5), 1 - 10/math.Sqrt(1e5)}, {400, 1000, 1 - 25/math.Sqrt(4e5), 1 - 10/math.Sqrt(4e5)}} {
+		if got := NormLevel(c.n, c.eps); math.Abs(got-c.norm) > 1e-15 {
+			t.Fatalf("NormLevel(%d, %v) = %v, want %v", c.n, c.eps, got, c.norm)
+		}
+		if got := LabelLevel(c.n, c.eps); math.Abs(got-c.label) > 1e-15 {
+			t.Fatalf("LabelLevel(%d, %v) = %v, want %v", c.n, c.eps, got, c.label)
+		}
+		tr := mustPlan(t, privateConfig(3, c.n, c.eps, 1e-6))
+		if p := tr.Params(); p["norm_quantile_level"] != c.norm && math.Abs(p["norm_quantile_level"]-c.norm) > 1e-15 {
+			t.Fatalf("plan records norm level %v, want %v", p["norm_quantile_level"], c.norm)
+		}
+	}
 }
