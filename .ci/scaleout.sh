@@ -37,8 +37,11 @@ m=$(ana "SELECT DP_MEAN('points', 'x1', 1)") || fail "DP_MEAN"
 awk -v m="$m" 'BEGIN { exit !(m >= -1 && m <= 1) }' || fail "DP_MEAN out of bounds: $m"; check "DP_MEAN pushed down to the shards ($m)"
 model=$(ana "SELECT DP_TRAIN('points', 1, 'linreg', 'label=y; features=x1,x2,x3,x4,x5')") || fail "DP_TRAIN"
 check "DP_TRAIN linreg pushed down -> $model"
+# [push2] DP_LSQ linear (default call: centred, pushed down)
+model=$(ana "SELECT DP_LSQ('points', 1, 'linear', 'label=y; features=x1,x2,x3,x4,x5')") || fail "DP_LSQ"
+check "DP_LSQ linear pushed down -> $model"
 s=$(ana "SELECT epsilon_spent FROM dp_budget WHERE table_name = 'dp.points'")
-[ "$s" = 2 ] || fail "spent $s, want 2"; check "budget charged ($s)"
+[ "$s" = 3 ] || fail "spent $s, want 3"; check "budget charged ($s)"
 if grep -q "ana-pw\|dpsql:dpsql" "$work/err"; then fail "secret in an error"; fi
 kill -TERM $pid; wait $pid || true
 echo "$pass passed, 0 failed"

@@ -541,21 +541,37 @@ func TestScaleOutReleases(t *testing.T) {
 	if moved > 64<<10 {
 		t.Fatalf("pushed-down DP_MEAN + DP_TRAIN moved %d bytes", moved)
 	}
-	// A streamed release (DP_LSQ reads the rows once).
+	// DP_LSQ (linear kernel) is pushed down too, for every method: the
+	// default call (centred: the label mean, then the statistics of the
+	// shifted labels), output with Laplace, objective and input.
 	before = ts.e.Backend.BytesMoved()
-	if err := ana.QueryRow("SELECT DP_LSQ('pts', 1, 'linear', 'label=y; model=m_lsq')").Scan(&model); err != nil {
+	for i, opts := range []string{"label=y", "label=y; method=output; delta=0", "label=y; method=objective", "label=y; method=input"} {
+		if err := ana.QueryRow(fmt.Sprintf("SELECT DP_LSQ('pts', 0.5, 'linear', '%s; model=m_lsq%d')", opts, i)).Scan(&model); err != nil {
+			t.Fatalf("DP_LSQ %s: %v", opts, err)
+		}
+		if got := queryFloat(t, root, fmt.Sprintf("SELECT n FROM dpsql.dp_models WHERE name = 'm_lsq%d'", i)); got != n {
+			t.Fatalf("DP_LSQ %s: model n = %v", opts, got)
+		}
+	}
+	lsqMoved := ts.e.Backend.BytesMoved() - before
+	if lsqMoved > 4*(64<<10) {
+		t.Fatalf("pushed-down DP_LSQ (4 releases) moved %d bytes", lsqMoved)
+	}
+	// A streamed release (the rbf kernel's random features need the rows).
+	before = ts.e.Backend.BytesMoved()
+	if err := ana.QueryRow("SELECT DP_LSQ('pts', 0.5, 'rbf', 'label=y; dim=8; model=m_rbf')").Scan(&model); err != nil {
 		t.Fatal(err)
 	}
 	streamed := ts.e.Backend.BytesMoved() - before
 	if streamed < int64(n)*8*4 {
-		t.Fatalf("DP_LSQ moved only %d bytes for %d rows", streamed, n)
+		t.Fatalf("DP_LSQ rbf moved only %d bytes for %d rows", streamed, n)
 	}
-	t.Logf("bytes on the wire: DP_MEAN + DP_TRAIN linreg (pushed down) %d, DP_LSQ (streamed) %d", moved, streamed)
+	t.Logf("bytes on the wire: DP_MEAN + DP_TRAIN linreg (pushed down) %d, 4 × DP_LSQ linear (pushed down) %d, DP_LSQ rbf (streamed) %d", moved, lsqMoved, streamed)
 	if got := queryFloat(t, root, "SELECT n FROM dpsql.dp_models WHERE name = 'm_lin'"); got != n {
 		t.Fatalf("model n = %v", got)
 	}
-	if got := spent(t, ts.connect("root", rootPW, "rel"), "rel.pts"); math.Abs(got-2.5) > 1e-9 {
-		t.Fatalf("spent %v, want 2.5", got)
+	if got := spent(t, ts.connect("root", rootPW, "rel"), "rel.pts"); math.Abs(got-4) > 1e-9 {
+		t.Fatalf("spent %v, want 4", got)
 	}
 }
 

@@ -102,7 +102,15 @@ func (e *Env) planLSQTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	}
 	cfg.N, cfg.Features, cfg.Lo, cfg.Hi = int(s.n), s.features, s.lo, s.hi
 	cfg.Label, cfg.LabelLo, cfg.LabelHi = s.label, s.labelLo, s.labelHi
-	tr, err := lsq.Plan(cfg)
+	var tr *lsq.Trainer
+	exact := false
+	if lsq.Pushable(cfg) && e.linearPushable(&s) {
+		// Pushed-down statistics: planned for the backend's sums before
+		// the charge (public: where the table lives, the kernel).
+		tr, exact, err = lsq.PlanPush(cfg)
+	} else {
+		tr, err = lsq.Plan(cfg)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +127,9 @@ func (e *Env) planLSQTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	p := &trainPlan{fn: "DP_LSQ", kind: mechanism.KindLSQ, spec: s, reqEps: eps, reqDelta: cfg.Delta, events: tr.Events(),
 		params: params, scales: tr.Params(), hyper: hyper, mechanism: lsqMechanism(c.Method)}
 	p.train = func() (*mechanism.Model, error) {
+		if m, pushed, err := e.pushLSQ(&p.spec, tr, exact); pushed {
+			return m, err
+		}
 		// One streaming pass over storage: sufficient statistics are
 		// accumulated while the scan runs, no copy of the table is kept.
 		cols := append(append([]string(nil), p.spec.features...), p.spec.label)

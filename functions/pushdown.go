@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/linreg"
+	"github.com/dpsql/dpsql/mechanism/lsq"
 )
 
 // Scale-out (issue 14): releases whose statistics a backend computes next
@@ -102,4 +103,55 @@ func (e *Env) pushCountOutside(ref tableRef, col string, lo, hi float64) (int64,
 		return 0, false, nil
 	}
 	return pd.CountOutside(ref.db, ref.table, col, lo, hi)
+}
+
+// pushLSQ computes DP_LSQ's sufficient statistics on the backend (linear
+// kernel, planned by lsq.PlanPush) and releases them; with centring the
+// label mean is released first from the pushed-down shifted sum. The plan
+// is redone with the snapshot's n if it changed, as on the embedded path.
+func (e *Env) pushLSQ(s *trainSpec, tr *lsq.Trainer, exact bool) (*mechanism.Model, bool, error) {
+	pd, ok := e.Store.(Pushdown)
+	cfg := tr.Config()
+	if !ok || !(cfg.AnyOrderSums || exact) {
+		return nil, false, nil
+	}
+	mul, add, inv, intercept, labelNull, mid, half := tr.Map()
+	m := LinearMap{Features: s.features, Mul: mul, Add: add, Inv: inv, Intercept: intercept,
+		Label: s.label, LabelLo: cfg.LabelLo, LabelHi: cfg.LabelHi, Mid: mid, Half: half, LabelNull: labelNull}
+	mu := 0.0
+	if mean := tr.LabelMean(); mean != nil {
+		sum, n, pushed, err := pd.ShiftedSum(s.ref.db, s.ref.table, s.label, mean.Lo, mean.Hi)
+		if !pushed {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, true, fmt.Errorf("aggregate %s: %w", s.ref.key, err)
+		}
+		// Calibrated to this snapshot's n (public), at the planned ε.
+		if mu, err = mean.ReleaseShiftedSum(sum, n); err != nil {
+			return nil, true, err
+		}
+		m.LabelShift = tr.LabelShift(mu)
+	}
+	a, c, n, pushed, err := pd.LinearStats(s.ref.db, s.ref.table, m, exact)
+	if !pushed {
+		// Only public facts (column kinds, bounds) refuse a statement; a
+		// mean computed above was not released.
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("aggregate %s: %w", s.ref.key, err)
+	}
+	s.n = n
+	model, err := tr.TrainSums(a, c, int(n), mu)
+	if errors.Is(err, lsq.ErrRowCountChanged) {
+		// Owners wrote meanwhile: the same configuration (method, λ,
+		// centring share, ε, δ) on the n now in the table.
+		cfg.N = int(n)
+		if tr, err = lsq.Plan(cfg); err != nil {
+			return nil, true, err
+		}
+		model, err = tr.TrainSums(a, c, int(n), mu)
+	}
+	return model, true, err
 }

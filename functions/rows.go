@@ -59,6 +59,10 @@ type LinearMap struct {
 	LabelLo, LabelHi float64
 	Mid, Half        float64
 	LabelNull        float64
+	// LabelShift, when not 0, is subtracted from the raw label before clip
+	// (DP_LSQ's centring, y − (μ̃ − mid)); NULL stays NULL. |LabelShift|
+	// must be at most 10³⁰¹ (it is ≤ LabelHi − LabelLo).
+	LabelShift float64
 }
 
 // ErrBackend marks a failure of the storage backend (a server or shard

@@ -218,7 +218,10 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 	// that NULL value maps to exactly 0 the COALESCE is dropped (SUM skips
 	// NULL: the same sum); with mid = 0, half = 1 and bounds inside [−1, 1]
 	// the arithmetic and the outer clamp change nothing and are dropped.
-	yv := quote(names[d])
+	yv, ok := shiftedLabel(quote(names[d]), m.LabelShift)
+	if !ok {
+		return fastStats{}, false
+	}
 	if (m.LabelNull-m.Mid)/m.Half != 0 {
 		yv = "COALESCE(" + yv + ", " + lit(m.LabelNull) + ")"
 	}
@@ -324,7 +327,12 @@ func linearTerms(t *table, m functions.LinearMap) ([]string, int, bool) {
 		z = append(z, lit(m.Inv))
 		f++
 	}
-	y := "LEAST(GREATEST((" + clipExpr(names[d], m.LabelNull, m.LabelLo, m.LabelHi) + " - " + lit(m.Mid) + ") / " + lit(m.Half) + ", -1e0), 1e0)"
+	yv, ok := shiftedLabel(quote(names[d]), m.LabelShift)
+	if !ok {
+		return nil, 0, false
+	}
+	clipY := "LEAST(GREATEST(COALESCE(" + yv + ", " + lit(m.LabelNull) + "), " + lit(m.LabelLo) + "), " + lit(m.LabelHi) + ")"
+	y := "LEAST(GREATEST((" + clipY + " - " + lit(m.Mid) + ") / " + lit(m.Half) + ", -1e0), 1e0)"
 	var terms []string
 	for j := 0; j < f; j++ {
 		for k := j; k < f; k++ {
@@ -399,4 +407,20 @@ func (b *Backend) CountOutside(db, name, col string, lo, hi float64) (int64, boo
 		return 0, true, b.fail("check bounds on "+t.from(), err)
 	}
 	return n, true, nil
+}
+
+// shiftedLabel is the raw label minus shift (DP_LSQ's centring) as Go
+// computes fl(v − shift), NULL staying NULL. The value is first clamped to
+// ±10³⁰⁵ so that the subtraction cannot overflow (MariaDB raises an error
+// where Go gets ±Inf); with |shift| ≤ 10³⁰¹ and label bounds within ±10³⁰⁰
+// (linearFast, linearTerms) a clamped value minus shift is still beyond the
+// bounds on the same side, so the clip gives what Go's does.
+func shiftedLabel(col string, shift float64) (string, bool) {
+	if shift == 0 {
+		return col, true
+	}
+	if !finite(shift) || math.Abs(shift) > 1e301 {
+		return "", false
+	}
+	return "(LEAST(GREATEST(" + col + ", -1e305), 1e305) - " + lit(shift) + ")", true
 }

@@ -185,3 +185,40 @@ func TestToFloat(t *testing.T) {
 		t.Fatalf("uint value %v", v)
 	}
 }
+
+// DP_LSQ's centring shift: both statements subtract it after the overflow
+// guard, NULL stays NULL (then the label's NULL value), and a shift beyond
+// 10³⁰¹ falls back to the rows.
+func TestLabelShift(t *testing.T) {
+	tb := testTable()
+	m := functions.LinearMap{Features: []string{"a", "b"}, Mul: []float64{1, 0.5}, Add: []float64{0, -1}, Inv: 1 / math.Sqrt(3),
+		Intercept: true, Label: "y", LabelLo: 0, LabelHi: 3, Mid: 1.5, Half: 1.5, LabelNull: 1.5, LabelShift: 0.25}
+	want := "(LEAST(GREATEST(`y`, -1e305), 1e305) - (2.5e-01))"
+	fs, ok := linearFast(tb, m)
+	if !ok {
+		t.Fatal("fast statement refused a shift")
+	}
+	if q := aggregateSQL(tb, fs.terms); !strings.Contains(q, want) {
+		t.Fatalf("fast statement lacks %s: %s", want, q)
+	}
+	terms, _, ok := linearTerms(tb, m)
+	if !ok {
+		t.Fatal("exact statement refused a shift")
+	}
+	if q := aggregateSQL(tb, terms); !strings.Contains(q, "COALESCE("+want+", (1.5e+00))") {
+		t.Fatalf("exact statement lacks the shifted label with its NULL value: %s", q)
+	}
+	m.LabelShift = 0
+	if fs, _ := linearFast(tb, m); strings.Contains(aggregateSQL(tb, fs.terms), "1e305") {
+		t.Fatal("guard written without a shift")
+	}
+	for _, bad := range []float64{2e301, math.Inf(1), math.NaN()} {
+		m.LabelShift = bad
+		if _, ok := linearFast(tb, m); ok {
+			t.Fatalf("fast statement accepted shift %v", bad)
+		}
+		if _, _, ok := linearTerms(tb, m); ok {
+			t.Fatalf("exact statement accepted shift %v", bad)
+		}
+	}
+}

@@ -222,11 +222,11 @@ func inputCandidate(cfg Config, f int, eta float64, sh share) (*inputPlan, float
 	// Cholesky of S + τI certain to succeed (with a factor 4 of margin);
 	// if that exceeds Δ_in, the total ridge is τ (a public, slightly larger
 	// ridge than asked for).
-	b0 := inputBounds(n, f, p.s, 0, 0, p.sigmaB, sh.eps)
+	b0 := inputBounds(n, f, cfg.AnyOrderSums, p.s, 0, 0, p.sigmaB, sh.eps)
 	p.tau = math.Max(p.ridge/2, 4*(choleskyFloor(f, b0.trA)+b0.eRR))
 	explicit := math.Max(p.ridge-p.tau, 0)
 	p.ridge = p.tau + explicit
-	b := inputBounds(n, f, p.s, p.tau, explicit, p.sigmaB, sh.eps)
+	b := inputBounds(n, f, cfg.AnyOrderSums, p.s, p.tau, explicit, p.sigmaB, sh.eps)
 	if !(p.tau >= choleskyFloor(f, b.trA)+b.eRR) {
 		return nil, 0, fmt.Errorf("ridge %v is too small for a certified float64 solve with n = %d and %d features (increase lambda)", p.ridge, n, f)
 	}
@@ -267,10 +267,10 @@ type inputErr struct {
 // σ_b and the tail level x = TailLevel(ε) of the typical region, on which
 // ‖Ã‖²_F ≤ s²·χ²-bound(F²), ‖L*‖²_F ≤ χ²-bound(ν_tot), each coupled normal
 // is within 256 standard deviations and each χ draw within its region.
-func inputBounds(n, f int, s, tau, explicit, sigmaB, eps float64) inputErr {
+func inputBounds(n, f int, anyOrder bool, s, tau, explicit, sigmaB, eps float64) inputErr {
 	u := unitRoundoff
 	ff := float64(f)
-	gS := gammaN(statsDepth(n) + 1)
+	gS := gammaN(sumDepth(n, anyOrder) + 1)
 	gF1 := gammaN(f + 1)
 	gF := gammaN(f)
 	nk := float64(n) * kappaHat

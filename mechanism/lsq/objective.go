@@ -135,7 +135,7 @@ func objectiveCandidate(cfg Config, f int, eta float64, sh share) (*objectivePla
 	// Stored: Ŝ, ĉ from the accumulation (depth d), b̂ = β·N̂ with N̂ in
 	// the cell of N* (|N*| ≤ 256 on the typical region).
 	u := unitRoundoff
-	gS := gammaN(statsDepth(n) + 1)
+	gS := gammaN(sumDepth(n, cfg.AnyOrderSums) + 1)
 	nk := float64(n) * kappaHat
 	nk2 := nk * kappaHat
 	ff := math.Sqrt(float64(f))

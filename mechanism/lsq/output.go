@@ -51,7 +51,13 @@ func lemma2Sensitivity(kappa, m, lambda float64, n int) float64 {
 // λ must also clear the Cholesky floor for trace n(1 + Fλ) (Demmel's
 // condition, so that the factorisation cannot fail on any data).
 func ridgeRoundingBound(n, f int, lambda, r float64) (float64, error) {
-	gS := gammaN(statsDepth(n) + 1)
+	return ridgeRoundingBoundDepth(statsDepth(n), n, f, lambda, r)
+}
+
+// ridgeRoundingBoundDepth is ridgeRoundingBound for statistics summed with
+// depth dep (sumDepth: the embedded blocked sums or a backend's any order).
+func ridgeRoundingBoundDepth(dep, n, f int, lambda, r float64) (float64, error) {
+	gS := gammaN(dep + 1)
 	e := gS + unitRoundoff*lambda + 1.01*gammaN(3*f+1)*(1+float64(f)*lambda)
 	floor := choleskyFloor(f, kappaHat*kappaHat*(1+gS)+float64(f)*lambda)
 	if !(e < lambda/2) || !(lambda-gS > floor) {
@@ -75,7 +81,7 @@ func (t *Trainer) planOutput(cm common) error {
 		lambda = nieWangLambda(cfg.N, cfg.Epsilon)
 	}
 	r := 1 / math.Sqrt(lambda)
-	tau, err := ridgeRoundingBound(cfg.N, t.fm.f, lambda, r)
+	tau, err := ridgeRoundingBoundDepth(sumDepth(cfg.N, cfg.AnyOrderSums), cfg.N, t.fm.f, lambda, r)
 	if err != nil {
 		return err
 	}

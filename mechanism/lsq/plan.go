@@ -76,6 +76,13 @@ type Config struct {
 	// value in (0, 1) sets it.
 	Center float64
 
+	// AnyOrderSums plans for statistics S and c summed by a backend in an
+	// order it chooses (DOUBLE sums on MariaDB/Spider, pushdown.go): the
+	// rounding allowance covers a summation tree of depth n + 8 instead of
+	// the embedded blocked depth (linear kernel only). Public: it depends on
+	// where the table lives.
+	AnyOrderSums bool
+
 	// ridgeMult scales objective perturbation's auto ridge (0 means 1); set
 	// only by the default rule (defaults.go).
 	ridgeMult float64

@@ -1,0 +1,102 @@
+package lsq
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+func pushCfg(n int) Config {
+	return Config{Epsilon: 1, Delta: 1e-6, N: n, Features: []string{"a", "b"}, Lo: []float64{-1, 0}, Hi: []float64{1, 4},
+		Label: "y", LabelLo: -1, LabelHi: 1}
+}
+
+// PlanPush: any-order sums while their allowance costs ≤ 2 % noise, the
+// exact statement beyond, rows for RFF kernels; the any-order plan never
+// has less noise or a smaller rounding allowance than the embedded one.
+func TestPlanPush(t *testing.T) {
+	for _, method := range []string{"", MethodOutput, MethodObjective, MethodInput} {
+		for _, n := range []int{1000, 1_000_000, 10_000_000} {
+			cfg := pushCfg(n)
+			cfg.Method = method
+			tr, exact, err := PlanPush(cfg)
+			if err != nil {
+				t.Fatalf("%q n=%d: %v", method, n, err)
+			}
+			emb, err := Plan(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if exact == tr.Config().AnyOrderSums {
+				t.Fatalf("%q n=%d: exact=%v with AnyOrderSums=%v", method, n, exact, tr.Config().AnyOrderSums)
+			}
+			ratio := noiseScale(tr.Params()) / noiseScale(emb.Params())
+			if !(ratio >= 1 && ratio <= 1+MaxAnyOrderInflation) {
+				t.Fatalf("%q n=%d: noise ratio %v", method, n, ratio)
+			}
+			fast := cfg
+			fast.AnyOrderSums = true
+			if f, err := Plan(fast); err == nil {
+				if r := noiseScale(f.Params()) / noiseScale(emb.Params()); r < 1 {
+					t.Fatalf("%q n=%d: any-order plan has less noise (%v)", method, n, r)
+				}
+				if method == MethodOutput && !(f.Params()["tolerance"] > emb.Params()["tolerance"]) {
+					t.Fatalf("n=%d: any-order tolerance %v not above embedded %v", n, f.Params()["tolerance"], emb.Params()["tolerance"])
+				}
+			}
+			t.Logf("%q n=%d: exact=%v noise ratio %.6f", method, n, exact, ratio)
+		}
+	}
+	// n large enough that γ_n·n dominates: the exact statement.
+	cfg := pushCfg(1 << 40)
+	cfg.Method, cfg.Lambda = MethodOutput, 1e-4
+	if _, exact, err := PlanPush(cfg); err != nil || !exact {
+		t.Fatalf("n=2⁴⁰: exact=%v err=%v, want the exact statement", exact, err)
+	}
+	rbf := pushCfg(1000)
+	rbf.Kernel, rbf.Method = KernelRBF, MethodOutput
+	tr, exact, err := PlanPush(rbf)
+	if err != nil || exact || tr.Config().AnyOrderSums || Pushable(rbf) {
+		t.Fatalf("rbf: exact=%v anyOrder=%v err=%v", exact, tr != nil && tr.Config().AnyOrderSums, err)
+	}
+	if _, err := tr.TrainSums(nil, nil, 1000, 0); err == nil {
+		t.Fatal("rbf: TrainSums accepted linear statistics")
+	}
+}
+
+// TrainSums: wrong shapes are refused, another n asks for a re-plan, and
+// the release from the embedded statistics is a model of the plan's shape.
+func TestTrainSums(t *testing.T) {
+	const n = 500
+	tr, err := Plan(pushCfg(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	X := make([][]float64, n)
+	y := make([]float64, n)
+	for i := range X {
+		X[i] = []float64{math.Sin(float64(i)), float64(i % 5)}
+		y[i] = 0.3*X[i][0] - 0.1
+	}
+	if tr.Config().Center == 0 {
+		t.Fatal("the default call at n = 500 was expected to centre")
+	}
+	mu := 0.2
+	a, c, err := tr.ExactStats(X, y, tr.LabelShift(mu))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.TrainSums(a[:4], c, n, mu); err == nil {
+		t.Fatal("wrong shape accepted")
+	}
+	if _, err := tr.TrainSums(a, c, n+1, mu); !errors.Is(err, ErrRowCountChanged) {
+		t.Fatalf("n+1: %v", err)
+	}
+	m, err := tr.TrainSums(a, c, n, mu)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Weights) != 1 || len(m.Weights[0]) != 3 || m.Params["label_mean"] != mu {
+		t.Fatalf("model %+v", m)
+	}
+}
