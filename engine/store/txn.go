@@ -502,22 +502,39 @@ func (s *Store) commitTables(snap uint64, tables map[uint64]*txTable) error {
 // first to come back would run alone while the others queue behind it (a 1,
 // 7, 1, 7 … pattern at 8 connections, half the throughput). A new leader
 // therefore waits, before it starts, until as many commits are queued as the
-// previous batch held, or at most half the duration of the previous batch's
-// bbolt transaction (gatherCap at most): like MySQL's
+// largest of the recent batches held, or at most the duration of the
+// previous batch's bbolt transaction (gatherCap at most): like MySQL's
 // binlog_group_commit_sync_delay, but bounded by the fsync time it saves.
-// A single connection never waits (its previous batch held one commit).
+// A single connection never waits (its batches hold one commit).
 type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*commitReq
 	busy    bool          // a leader is gathering or committing a batch
 	arrived chan struct{} // a commit was queued while busy (capacity 1)
-	// lastSize and lastDur describe the previous batch.
-	lastSize int
-	lastDur  time.Duration
+	// sizes are the sizes of the last batches (a ring), lastDur the
+	// duration of the previous one.
+	sizes   [gatherWindow]int
+	nBatch  int
+	lastDur time.Duration
 }
 
-// gatherCap bounds the wait of a leader for the commits of its batch.
-const gatherCap = 4 * time.Millisecond
+// gatherCap bounds the wait of a leader for the commits of its batch;
+// gatherWindow is the number of recent batches whose largest size is the
+// target (one batch that timed out does not lower it).
+const (
+	gatherCap    = 4 * time.Millisecond
+	gatherWindow = 16
+)
+
+// target is the number of queued commits a new leader waits for: the
+// largest of the recent batches.
+func (g *groupCommit) target() int {
+	t := 0
+	for _, n := range g.sizes {
+		t = max(t, n)
+	}
+	return t
+}
 
 type commitReq struct {
 	snap   uint64
@@ -558,9 +575,9 @@ func (g *groupCommit) lead(s *Store) {
 	if g.arrived == nil {
 		g.arrived = make(chan struct{}, 1)
 	}
-	if wait := min(g.lastDur/2, gatherCap); len(g.queue) < g.lastSize && wait > 0 {
+	if target, wait := g.target(), min(g.lastDur, gatherCap); len(g.queue) < target && wait > 0 {
 		timer := time.NewTimer(wait)
-		for len(g.queue) < g.lastSize {
+		for len(g.queue) < target {
 			g.mu.Unlock()
 			select {
 			case <-g.arrived:
@@ -582,7 +599,8 @@ func (g *groupCommit) lead(s *Store) {
 	dur := time.Since(start)
 
 	g.mu.Lock()
-	g.lastSize, g.lastDur = len(batch), dur
+	g.sizes[g.nBatch%gatherWindow], g.lastDur = len(batch), dur
+	g.nBatch++
 	if len(g.queue) > 0 {
 		g.queue[0].done <- errLead // its done is empty: it is in no batch yet
 	} else {
