@@ -505,7 +505,8 @@ func (s *Store) commitTables(snap uint64, tables map[uint64]*txTable) error {
 // largest of the recent batches held, or at most the duration of the
 // previous batch's bbolt transaction (gatherCap at most): like MySQL's
 // binlog_group_commit_sync_delay, but bounded by the fsync time it saves.
-// A single connection never waits (its batches hold one commit).
+// A single connection never waits (its batches hold one commit), and a gather
+// that times out turns the waiting off for the next 1, 2, 4, … 64 batches.
 type groupCommit struct {
 	mu      sync.Mutex
 	queue   []*commitReq
@@ -516,6 +517,11 @@ type groupCommit struct {
 	sizes   [gatherWindow]int
 	nBatch  int
 	lastDur time.Duration
+	// A gather that timed out makes the next leaders start at once, for
+	// backoff batches (doubling while gathers keep timing out): with
+	// commits out of phase (multi-statement transactions) waiting would only
+	// add latency.
+	skip, backoff int
 }
 
 // gatherCap bounds the wait of a leader for the commits of its batch;
@@ -575,20 +581,27 @@ func (g *groupCommit) lead(s *Store) {
 	if g.arrived == nil {
 		g.arrived = make(chan struct{}, 1)
 	}
-	if target, wait := g.target(), min(g.lastDur, gatherCap); len(g.queue) < target && wait > 0 {
+	if target, wait := g.target(), min(g.lastDur, gatherCap); g.skip > 0 {
+		g.skip--
+	} else if len(g.queue) < target && wait > 0 {
 		timer := time.NewTimer(wait)
-		for len(g.queue) < target {
+		timedOut := false
+		for len(g.queue) < target && !timedOut {
 			g.mu.Unlock()
 			select {
 			case <-g.arrived:
-				g.mu.Lock()
-				continue
 			case <-timer.C:
-				g.mu.Lock()
+				timedOut = true
 			}
-			break
+			g.mu.Lock()
 		}
 		timer.Stop()
+		if timedOut && len(g.queue) < target {
+			g.backoff = min(max(1, 2*g.backoff), 64)
+			g.skip = g.backoff
+		} else {
+			g.backoff = 0
+		}
 	}
 	batch := g.queue
 	g.queue = nil
