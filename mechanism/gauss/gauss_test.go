@@ -400,7 +400,8 @@ func TestModelShapesAndParams(t *testing.T) {
 func TestUtility(t *testing.T) {
 	// Floors relative to the noise-free model (gnb is misspecified here: 0.61
 	// noise-free) and well above chance (1/3); a floor within a run-to-run sd
-	// of the mean made the test flaky.
+	// of the mean made the test flaky (pure-ε qda spreads 0.62–0.84 around a
+	// noise-free 0.89, so its floor is 0.35 below, still far above chance).
 	ds := synthetic(25000, 8, 3, 12, 0.2)
 	a, b := splitIdx(len(ds.x), 1, 0.8)
 	train, test := ds.subset(a), ds.subset(b)
@@ -408,7 +409,7 @@ func TestUtility(t *testing.T) {
 		clean := accuracy(t, exactModel(t, mustPlan(t, train.config(kind, 1, 1e-5)), train.x, train.y), test)
 		for _, c := range []struct {
 			eps, delta, min float64
-		}{{1e4, 1e-5, clean - 0.01}, {1e4, 0, clean - 0.01}, {1, 1e-5, max(0.5, clean-0.1)}, {1, 0, max(0.45, clean-0.2)}} {
+		}{{1e4, 1e-5, clean - 0.01}, {1e4, 0, clean - 0.01}, {1, 1e-5, max(0.5, clean-0.1)}, {1, 0, max(0.5, clean-0.35)}} {
 			m, err := mustPlan(t, train.config(kind, c.eps, c.delta)).Train(train.x, train.y)
 			if err != nil {
 				t.Fatal(err)
