@@ -57,7 +57,8 @@ type Trainer struct {
 	ridgeFactor       float64 // RidgeFactor (tests vary it)
 	events            []budget.Event
 	params            map[string]float64
-	priv              *privScale // nil: public bounds
+	priv              *privScale   // nil: public bounds
+	pre               *precondPlan // nil: no preconditioning (§12)
 }
 
 // ErrRowCountChanged reports a scan whose row count differs from the plan.
@@ -143,6 +144,12 @@ func Plan(cfg Config) (*Trainer, error) {
 				t.params["joint_zcdp"] = 1
 				t.params["gaussian_ratio_total"] = jev.Ratio
 				delete(t.params, "epsilon_ssp") // one event: no ε of its own
+				// §12: a share of AdaSSP's r² buys a preconditioner first.
+				if usePrecond(d) {
+					if err := t.planPrecond(&g); err != nil {
+						return nil, fmt.Errorf("linreg: %w", err)
+					}
+				}
 			}
 		}
 		t.gauss = &g
@@ -171,6 +178,29 @@ func Plan(cfg Config) (*Trainer, error) {
 	}
 	t.params["noise_norm"] = t.noiseNorm
 	return t, nil
+}
+
+// planPrecond splits the Gaussian stage's ratio r into r₁ (first stage)
+// and r₂ (AdaSSP) with r₁² = PrecondShare·r², r₁² + r₂² ≤ r²: adaptive zCDP
+// composition keeps the one event. g is replaced by AdaSSP's plan at r₂.
+func (t *Trainer) planPrecond(g *gaussPlan) error {
+	r := g.ratio
+	r1 := math.Sqrt(PrecondShare) * r
+	r2 := math.Sqrt(1-PrecondShare) * r * (1 - 1e-12)
+	pre, err := planPrecond(r1, t.cfg.N, t.f-1, t.depth())
+	if err != nil {
+		return err
+	}
+	g2, err := planGaussianRatio(r2, t.cfg.Epsilon, t.cfg.Delta, t.cfg.N, t.f, t.depth(), Kappa)
+	if err != nil {
+		return err
+	}
+	*g = g2
+	t.pre = &pre
+	t.params["precondition"] = 1
+	t.params["sigma_precondition"] = pre.sigma
+	t.params["gaussian_ratio_precondition"] = pre.ratio
+	return nil
 }
 
 // Config returns (a copy of) the configuration.
@@ -218,6 +248,11 @@ func (t *Trainer) Train(X [][]float64, y []float64) (*mechanism.Model, error) {
 	clip, err := t.releaseClip(X, y)
 	if err != nil {
 		return nil, err
+	}
+	if t.pre != nil {
+		if clip.m, err = t.releasePrecond(sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, clip)); err != nil {
+			return nil, fmt.Errorf("linreg: adding noise: %w", err)
+		}
 	}
 	return t.release(sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, clip), clip)
 }

@@ -105,6 +105,9 @@ func (t *Trainer) ClipRule() string {
 	rule := fmt.Sprintf("private: feature rows (box-scaled to [-1,1]^d) norm-clipped to C = DP %.2f-quantile of the row norm (eps %.4g), "+
 		"label (box-scaled to [-1,1] around the declared midpoint) clipped to radius C_y = DP %.2f-quantile of |y| (eps %.4g); ",
 		t.priv.norm.Q, t.priv.epsNorm, t.priv.radius.Q, t.priv.epsRad)
+	if t.pre != nil {
+		rule += fmt.Sprintf("features preconditioned by a private first-stage covariance (ratio %.4g, flattens its spikes); ", t.pre.ratio)
+	}
 	if t.params["joint_zcdp"] == 1 {
 		return rule + fmt.Sprintf("quantiles and AdaSSP accounted as one zCDP event of ratio %.4g (AdaSSP ratio %.4g)", t.params["gaussian_ratio_total"], t.params["gaussian_ratio"])
 	}
@@ -178,6 +181,9 @@ type privClip struct {
 	c, cy     float64
 	sqrtD     float64
 	featScale float64 // √d·shrink
+	// m is the preconditioner (d×d, row-major; nil: none, §12), chosen
+	// from the first-stage release.
+	m []float64
 }
 
 func newPrivClip(d int, c, cy float64) *privClip {
@@ -202,7 +208,35 @@ func (p *privClip) apply(row []float64, y float64) float64 {
 	for j := range row[:p.d] {
 		row[j] *= g
 	}
+	if p.m != nil {
+		p.precondition(row[:p.d], inv)
+	}
 	return mechanism.Clip(y/p.cy, -1, 1)
+}
+
+// precondition maps the feature block u ↦ M u in place and clips its norm
+// to √d·inv (times shrink), the bound the block had before: ‖row‖ ≤ 1
+// still holds whatever M is (the norm's rounding, ≤ (d + 5)·2⁻⁵³ relative,
+// is far below shrink's 2⁻⁴⁰ for d ≤ MaxFeatures).
+func (p *privClip) precondition(u []float64, inv float64) {
+	d := p.d
+	v := make([]float64, d)
+	var s float64
+	for j := range v {
+		var r float64
+		for k, x := range u {
+			r += p.m[j*d+k] * x
+		}
+		v[j] = r
+		s += r * r
+	}
+	g := shrink
+	if bound := p.sqrtD * inv; math.Sqrt(s) > bound {
+		g *= bound / math.Sqrt(s)
+	}
+	for j := range u {
+		u[j] = v[j] * g
+	}
 }
 
 // fold maps weights θ trained on (x, y″) back to the public scaling
@@ -211,6 +245,17 @@ func (p *privClip) apply(row []float64, y float64) float64 {
 // and θ_pub_F = C_y·θ_F. A function of released values only.
 func (p *privClip) fold(theta []float64) []float64 {
 	f := len(theta)
+	if p.m != nil {
+		// θ̃ᵀ(M x) = (Mᵀθ̃)ᵀx; M is symmetric.
+		pre := make([]float64, f)
+		for j := 0; j < p.d; j++ {
+			for k := 0; k < p.d; k++ {
+				pre[j] += p.m[k*p.d+j] * theta[k]
+			}
+		}
+		pre[f-1] = theta[f-1]
+		theta = pre
+	}
 	out := make([]float64, f)
 	for j := 0; j < p.d; j++ {
 		out[j] = p.cy * theta[j] * p.sqrtD / p.c

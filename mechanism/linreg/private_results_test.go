@@ -198,7 +198,7 @@ func TestTunePrivateFloor(t *testing.T) {
 				for _, rf := range []float64{0, 0.25} {
 					tr := mustPlan(t, factorConfig(c.d, c.n, c.eps, 1e-5, BoundsPrivate))
 					if kappa != 1 {
-						g, err := planGaussian(tr.params["epsilon_ssp"], 1e-5, c.n, tr.f, tr.workers, kappa)
+						g, err := planGaussian(tr.params["epsilon_ssp"], 1e-5, c.n, tr.f, tr.depth(), kappa)
 						if err != nil {
 							t.Fatal(err)
 						}
@@ -250,7 +250,7 @@ func TestTunePrivatePost(t *testing.T) {
 	cands := [][3]float64{{1, 1, 0.25}, {0.5, 1, 0.25}, {1, 0.5, 0}, {0.5, 0.5, 0.25}}
 	set := func(tr *Trainer, c [3]float64, n int) {
 		if c[0] != 1 {
-			g, err := planGaussian(tr.params["epsilon_ssp"], tr.cfg.Delta, n, tr.f, tr.workers, c[0])
+			g, err := planGaussian(tr.params["epsilon_ssp"], tr.cfg.Delta, n, tr.f, tr.depth(), c[0])
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -89,6 +89,11 @@ func TestPrivateScales(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := tr.gauss.ratio
+			if tr.pre != nil {
+				// §12: the first stage takes PrecondShare of the SSP's r²
+				// (TestPrecondRule); compare the SSP's whole ratio.
+				r = math.Sqrt(r*r + tr.pre.ratio*tr.pre.ratio)
+			}
 			if len(ev) != 1 || ev[0].Kind != budget.Gaussian || ev[0].Epsilon != c.eps || ev[0].Delta != c.delta || ev[0].Ratio != 1/unit {
 				t.Fatalf("joint event %+v, want one Gaussian event of ratio %v", ev, 1/unit)
 			}
