@@ -425,5 +425,5 @@ func TestAuditPrecondRelease(t *testing.T) {
 func TestAuditPrecondUndernoisedCaught(t *testing.T) {
 	tr := precondAuditTrainer(t)
 	tr.pre.sigma /= 16
-	audit.RequireCatch(t, precondLLR(t, tr), auditEps, audit.Config{N: 20000, Delta: auditDelta})
+	audit.RequireCatch(t, precondLLR(t, tr), auditEps, audit.Config{N: 8000, Delta: auditDelta})
 }

@@ -230,6 +230,12 @@ func (p *privClip) precondition(u []float64, inv float64) {
 		v[j] = r
 		s += r * r
 	}
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		// Unreachable for a finite M from preconditioner (entries are
+		// bounded); kept so that a row can never leave the ball.
+		clear(u)
+		return
+	}
 	g := shrink
 	if bound := p.sqrtD * inv; math.Sqrt(s) > bound {
 		g *= bound / math.Sqrt(s)
