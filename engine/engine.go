@@ -15,6 +15,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/sirupsen/logrus"
 	bolt "go.etcd.io/bbolt"
 
@@ -166,6 +167,11 @@ func (e *Engine) wire(opt Options) error {
 		AddPreAnalyzeRule(guardRuleID+4, e.plans.bumpRule). // issue 13: plan cache expiry
 		Build()
 	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
+	// issue 13: LOAD DATA and large literal INSERTs go to the store in
+	// batches (bulkload.go).
+	bx := &bulkExec{}
+	a.ExecBuilder = rowexec.NewOverrideBuilder(bx)
+	bx.full = a.ExecBuilder
 	e.SQL = sqle.New(a, &sqle.Config{})
 	e.plans.e = e.SQL
 	e.SQL.Parser = dumpParser{Parser: e.SQL.Parser}              // issue 13: mysqldump of the mysql database
