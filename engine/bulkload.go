@@ -9,6 +9,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
+	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/dolthub/go-mysql-server/sql/transform"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/vt/proto/query"
@@ -63,7 +64,7 @@ type bulkExec struct {
 
 func (b *bulkExec) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, error) {
 	ii, ok := n.(*plan.InsertInto)
-	if !ok || len(r) != 0 || bulkLoadOff.Load() || !bulkEligible(ctx, ii) {
+	if !ok || len(r) != 0 || !plainTarget(ctx, ii) {
 		return nil, nil
 	}
 	insertable, err := plan.GetInsertable(ii.Destination)
@@ -74,7 +75,34 @@ func (b *bulkExec) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, 
 	if !ok {
 		return nil, nil
 	}
-	src, err := b.full.Build(ctx, ii.Source, r)
+	if bulkLoadOff.Load() || !bulkSource(ii) {
+		if !ii.Ignore {
+			return nil, nil
+		}
+		// The per-row chain, under one statement mark (see ignoreAtomicIter).
+		iter, err := rowexec.DefaultBuilder.Build(ctx, ii, r)
+		if err != nil {
+			return nil, err
+		}
+		return &ignoreAtomicIter{child: iter, ed: tbl.Inserter(ctx)}, nil
+	}
+	source := ii.Source
+	typed := len(ii.Checks()) == 0
+	for _, c := range ii.Destination.Schema() {
+		if c.Generated != nil {
+			typed = false
+		}
+	}
+	source, _, err = transform.Node(source, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		if ld, ok := n.(*plan.LoadData); ok && fastLoadEligible(ld) {
+			return &fastLoadData{ld: ld, typed: typed}, transform.NewTree, nil
+		}
+		return n, transform.SameTree, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	src, err := b.full.Build(ctx, source, r)
 	if err != nil {
 		return nil, err
 	}
@@ -123,23 +151,10 @@ func (b *bulkExec) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, 
 	}, nil
 }
 
-// bulkEligible: the forms the bulk writer runs (see the file comment).
-func bulkEligible(ctx *sql.Context, ii *plan.InsertInto) bool {
+// plainTarget: a plain INSERT (no REPLACE, ON DUPLICATE KEY UPDATE,
+// RETURNING) into a database without triggers.
+func plainTarget(ctx *sql.Context, ii *plan.InsertInto) bool {
 	if ii.IsReplace || len(ii.OnDupExprs) > 0 || ii.Returning != nil || !ii.Resolved() {
-		return false
-	}
-	bulk := false
-	transform.Inspect(ii.Source, func(n sql.Node) bool {
-		switch n.(type) {
-		case *plan.LoadData, *insertValuesTF:
-			bulk = true
-		case *plan.TriggerExecutor, *plan.PrependNode:
-			bulk = false
-			return false
-		}
-		return true
-	})
-	if !bulk {
 		return false
 	}
 	db := ii.Database()
@@ -152,6 +167,76 @@ func bulkEligible(ctx *sql.Context, ii *plan.InsertInto) bool {
 	}
 	trs, err := tdb.GetTriggers(ctx)
 	return err == nil && len(trs) == 0
+}
+
+// bulkSource: the statement is LOAD DATA or a rewritten literal INSERT.
+func bulkSource(ii *plan.InsertInto) bool {
+	bulk := false
+	transform.Inspect(ii.Source, func(n sql.Node) bool {
+		switch n.(type) {
+		case *plan.LoadData, *insertValuesTF:
+			bulk = true
+		case *plan.TriggerExecutor, *plan.PrependNode:
+			bulk = false
+			return false
+		}
+		return true
+	})
+	return bulk
+}
+
+// ignoreAtomicIter makes an INSERT IGNORE or LOAD DATA LOCAL that the
+// bulk writer does not run atomic too: go-mysql-server brackets every row
+// as a statement of its own, so an error IGNORE does not cover (a
+// declared bound, a refused write) at row N left rows 1..N−1 to be
+// committed. An outer mark on the same editor discards them. It sits
+// above the accumulator (sql.MutableRowIter), so the OK packet is
+// unchanged.
+type ignoreAtomicIter struct {
+	child        sql.RowIter
+	ed           sql.RowInserter
+	begun, ended bool
+}
+
+var _ sql.MutableRowIter = (*ignoreAtomicIter)(nil)
+
+func (a *ignoreAtomicIter) GetChildIter() sql.RowIter { return a.child }
+
+func (a *ignoreAtomicIter) WithChildIter(c sql.RowIter) sql.RowIter {
+	n := *a
+	n.child = c
+	return &n
+}
+
+func (a *ignoreAtomicIter) Next(ctx *sql.Context) (sql.Row, error) {
+	if !a.begun {
+		a.begun = true
+		a.ed.StatementBegin(ctx)
+	}
+	row, err := a.child.Next(ctx)
+	if err != nil && err != io.EOF && !a.ended {
+		a.ended = true
+		if derr := a.ed.DiscardChanges(ctx, err); derr != nil {
+			return nil, derr
+		}
+	}
+	return row, err
+}
+
+func (a *ignoreAtomicIter) Close(ctx *sql.Context) error {
+	cerr := a.child.Close(ctx)
+	if a.begun && !a.ended {
+		a.ended = true
+		if cerr != nil {
+			_ = a.ed.DiscardChanges(ctx, cerr)
+		} else if serr := a.ed.StatementComplete(ctx); serr != nil {
+			cerr = serr
+		}
+	}
+	if err := a.ed.Close(ctx); err != nil && cerr == nil {
+		cerr = err
+	}
+	return cerr
 }
 
 // insertExpressions is go-mysql-server's getInsertExpressions.
@@ -198,11 +283,12 @@ func (it *bulkIter) Next(ctx *sql.Context) (sql.Row, error) {
 		return nil, io.EOF
 	}
 	it.done = true
-	if !it.ignore {
-		// One mark for the whole statement, as TableEditorIter.
-		it.ins.StatementBegin(ctx)
-		it.marked = true
-	}
+	// One mark for the whole statement, as TableEditorIter, also under
+	// IGNORE: rows IGNORE drops write nothing, and an error IGNORE does
+	// not cover (a declared bound, a refused write) fails the statement,
+	// which then leaves no row (MySQL's statement atomicity).
+	it.ins.StatementBegin(ctx)
+	it.marked = true
 	err := it.run(ctx)
 	if it.marked {
 		it.marked = false
@@ -383,12 +469,6 @@ func (it *bulkIter) flush(ctx *sql.Context) error {
 	}
 	rows, orig := it.pending, it.orig
 	it.pending, it.orig = it.pending[:0:0], it.orig[:0:0]
-	if it.ignore {
-		// Under IGNORE every row is its own statement: rows before a
-		// failing one stay, which a mark per batch reproduces (a failing
-		// row writes nothing).
-		it.ins.StatementBegin(ctx)
-	}
 	skipped, failed, err := it.ins.InsertBatch(ctx, rows, it.ignore)
 	next := 0
 	for i := 0; i < failed; i++ {
@@ -411,15 +491,7 @@ func (it *bulkIter) flush(ctx *sql.Context) error {
 		if err == nil {
 			// Not reached for the store's errors (duplicates are skipped
 			// in the batch), kept for safety: continue after the row.
-			if serr := it.ins.StatementComplete(ctx); serr != nil {
-				return serr
-			}
 			return it.retry(ctx, rows[failed+1:], orig[failed+1:])
-		}
-	}
-	if it.ignore {
-		if serr := it.ins.StatementComplete(ctx); serr != nil && err == nil {
-			err = serr
 		}
 	}
 	if err != nil {
