@@ -93,6 +93,7 @@ func (b *bulkExec) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, 
 			typed = false
 		}
 	}
+	source = skipIdentityProject(source)
 	source, _, err = transform.Node(source, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 		if ld, ok := n.(*plan.LoadData); ok && fastLoadEligible(ld) {
 			return &fastLoadData{ld: ld, typed: typed}, transform.NewTree, nil
@@ -237,6 +238,23 @@ func (a *ignoreAtomicIter) Close(ctx *sql.Context) error {
 		cerr = err
 	}
 	return cerr
+}
+
+// skipIdentityProject drops a projection that passes its child's row
+// through unchanged (every expression is the child's field at the same
+// position): it only copies each row.
+func skipIdentityProject(n sql.Node) sql.Node {
+	p, ok := n.(*plan.Project)
+	if !ok || len(p.Projections) != len(p.Child.Schema()) {
+		return n
+	}
+	for i, e := range p.Projections {
+		gf, ok := e.(*expression.GetField)
+		if !ok || gf.Index() != i {
+			return n
+		}
+	}
+	return p.Child
 }
 
 // insertExpressions is go-mysql-server's getInsertExpressions.

@@ -158,6 +158,8 @@ func (w *editWrapper) InsertBatch(ctx *sql.Context, rows []sql.Row, skipDup bool
 	failed := 0 // stays 0 if op fails before fn runs
 	err := e.op(ctx, func(tx *Txn, tt *txTable, v *tview) (*dup, error) {
 		failed = len(preps)
+		tt.batch = &undoBatch{}
+		defer tt.endBatch()
 		for i, r := range preps {
 			if i > 0 {
 				syncView(v, tt)
@@ -206,4 +208,39 @@ func syncView(v *tview, tt *txTable) {
 		}
 	}
 	v.count = tt.count
+}
+
+// undoBatch is the undo of one InsertBatch call: the keys it added to each
+// buffer tree (absent before) and the row count change. Logging one entry
+// per tree rather than two or more per row keeps the undo log of a large
+// statement small (growing it was ≈ 8 % of a bulk load's CPU).
+type undoBatch struct {
+	keys [][]string
+	dc   int64
+}
+
+func (b *undoBatch) add(i int, key string) {
+	for len(b.keys) <= i {
+		b.keys = append(b.keys, nil)
+	}
+	b.keys[i] = append(b.keys[i], key)
+}
+
+// endBatch moves the collected undo into the transaction's log (with the
+// transaction locked, before anything reads the log).
+func (tt *txTable) endBatch() {
+	b := tt.batch
+	tt.batch = nil
+	tx := tt.tx
+	if b == nil || tx == nil || tx.marksOpen == 0 {
+		return
+	}
+	for i, ks := range b.keys {
+		if len(ks) > 0 {
+			tx.undo = append(tx.undo, undoEnt{tt: tt, i: i, keys: ks})
+		}
+	}
+	if b.dc != 0 {
+		tx.undo = append(tx.undo, undoEnt{tt: tt, i: -1, dc: b.dc})
+	}
 }

@@ -392,6 +392,10 @@ func (tt *txTable) put(i int, p pent) {
 	}
 	old, had := tt.trees[i].ReplaceOrInsert(p)
 	if tx := tt.tx; tx != nil && tx.marksOpen > 0 {
+		if b := tt.batch; b != nil && !had {
+			b.add(i, p.key)
+			return
+		}
 		tx.undo = append(tx.undo, undoEnt{tt: tt, i: i, key: p.key, old: old, had: had})
 	}
 }
@@ -399,6 +403,10 @@ func (tt *txTable) put(i int, p pent) {
 // addCount changes the buffered row count, logged like put.
 func (tt *txTable) addCount(d int64) {
 	tt.count += d
+	if tt.batch != nil {
+		tt.batch.dc += d
+		return
+	}
 	if tx := tt.tx; tx != nil && tx.marksOpen > 0 {
 		tx.undo = append(tx.undo, undoEnt{tt: tt, i: -1, dc: d})
 	}
