@@ -240,21 +240,26 @@ func (a *ignoreAtomicIter) Close(ctx *sql.Context) error {
 	return cerr
 }
 
-// skipIdentityProject drops a projection that passes its child's row
+// skipIdentityProject drops projections that pass their child's row
 // through unchanged (every expression is the child's field at the same
-// position): it only copies each row.
+// position, possibly under an alias): they only copy each row.
 func skipIdentityProject(n sql.Node) sql.Node {
-	p, ok := n.(*plan.Project)
-	if !ok || len(p.Projections) != len(p.Child.Schema()) {
-		return n
-	}
-	for i, e := range p.Projections {
-		gf, ok := e.(*expression.GetField)
-		if !ok || gf.Index() != i {
+	for {
+		p, ok := n.(*plan.Project)
+		if !ok || len(p.Projections) != len(p.Child.Schema()) {
 			return n
 		}
+		for i, e := range p.Projections {
+			if a, ok := e.(*expression.Alias); ok {
+				e = a.Child
+			}
+			gf, ok := e.(*expression.GetField)
+			if !ok || gf.Index() != i {
+				return n
+			}
+		}
+		n = p.Child
 	}
-	return p.Child
 }
 
 // insertExpressions is go-mysql-server's getInsertExpressions.

@@ -806,9 +806,22 @@ func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[
 				return errDefChanged(m.name)
 			}
 		}
+		// A buffer whose smallest key sorts after the bucket's last one
+		// (a bulk load in key order) is appended: no key of it is stored,
+		// and full pages suit ascending puts.
+		appending := false
+		if lo, ok := t.Min(); ok {
+			if last, _ := bkt.Cursor().Last(); last == nil || bytes.Compare([]byte(lo.key), last) > 0 {
+				appending = true
+				bkt.FillPercent = 0.9
+			}
+		}
 		t.Ascend(func(p pent) bool {
 			kb := []byte(p.key)
-			cur := bkt.Get(kb)
+			var cur []byte
+			if !appending {
+				cur = bkt.Get(kb)
+			}
 			var before []byte
 			if cur != nil {
 				before = append(make([]byte, 0, len(cur)), cur...)
