@@ -68,6 +68,8 @@ func (e *editor) prepare(ctx *sql.Context, row sql.Row, buf []byte) (prepared, e
 // is returned, not written.
 func (e *editor) insertLocked(tx *Txn, tt *txTable, v *tview, r prepared) (*dup, error) {
 	fresh := true // absent from the snapshot
+	// pend: the buffered entry of the key (a sequence key has none).
+	var pend *pent
 	if e.meta.keys != nil {
 		cur, p, err := e.lookupNew(tx, tt, v, r.key)
 		if err != nil {
@@ -76,6 +78,7 @@ func (e *editor) insertLocked(tx *Txn, tt *txTable, v *tview, r prepared) (*dup,
 		if cur != nil {
 			return &dup{val: cur}, nil
 		}
+		pend = p
 		fresh = p == nil || p.fresh
 		if p == nil && e.s.mv.changedSince(bucketID{table: e.ts.id}, string(r.key), v.snap) {
 			// Committed by another transaction after the snapshot:
@@ -97,7 +100,7 @@ func (e *editor) insertLocked(tx *Txn, tt *txTable, v *tview, r prepared) (*dup,
 			return &dup{val: other, im: e.meta.indexes[i]}, nil
 		}
 	}
-	tt.put(0, pent{key: string(r.key), val: r.val, fresh: fresh, readTS: readTSOf(pendingOf(tt, r.key), v)})
+	tt.put(0, pent{key: string(r.key), val: r.val, fresh: fresh, readTS: readTSOf(pend, v)})
 	if e.meta.keys == nil {
 		e.keylessAdd(r.val, string(r.key))
 	}
