@@ -33,11 +33,12 @@ import (
 // (store.BatchInserter: the CheckWrite hook, i.e. the guard's owner-only
 // rule and declared bounds and label domains, encoding, keys, index
 // entries and duplicate checks per row, in order, under one lock per
-// batch). Statement marks are those of the engine's iterators: one for
-// the whole statement (a failing row N discards rows 1..N−1), or, under
-// IGNORE, rows kept up to the failing one as the per-row checkpoints keep
-// them. It answers the same OK packet (affected rows, insert id,
-// ROW_COUNT(), LAST_INSERT_ID()).
+// batch). One statement mark covers the whole statement: a failing row N
+// discards rows 1..N−1, also under IGNORE for an error IGNORE does not
+// cover (rows IGNORE drops write nothing). go-mysql-server's per-row path
+// kept rows 1..N−1 there; ignoreAtomicIter gives it the same rule. It
+// answers the same OK packet (affected rows, insert id, ROW_COUNT(),
+// LAST_INSERT_ID()) and the same warnings, in row order.
 //
 // Planning is untouched: privileges, the guard's analyzer rule, defaults,
 // generated columns and AUTO_INCREMENT expressions stay the analyzer's.
