@@ -65,7 +65,12 @@ type bulkExec struct {
 
 func (b *bulkExec) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, error) {
 	ii, ok := n.(*plan.InsertInto)
-	if !ok || len(r) != 0 || !plainTarget(ctx, ii) {
+	if !ok || len(r) != 0 {
+		return nil, nil
+	}
+	// Cheap tests first: every INSERT passes here.
+	bulk := !bulkLoadOff.Load() && bulkSource(ii)
+	if !bulk && !ii.Ignore || !plainTarget(ctx, ii) {
 		return nil, nil
 	}
 	insertable, err := plan.GetInsertable(ii.Destination)
@@ -76,10 +81,7 @@ func (b *bulkExec) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, 
 	if !ok {
 		return nil, nil
 	}
-	if bulkLoadOff.Load() || !bulkSource(ii) {
-		if !ii.Ignore {
-			return nil, nil
-		}
+	if !bulk {
 		// The per-row chain, under one statement mark (see ignoreAtomicIter).
 		iter, err := rowexec.DefaultBuilder.Build(ctx, ii, r)
 		if err != nil {

@@ -139,6 +139,22 @@ func TestBulkLoadDataMatchesPerRowPath(t *testing.T) {
 		twinBulk(t, conn, "slow", "fast", strings.ReplaceAll(c.stmt, "%[2]s", name), "u", c.bulk)
 	}
 
+	// A foreign key (child side) keeps the per-row path (dpsql refuses
+	// triggers; the writer would leave a database with any to that path).
+	ctx := context.Background()
+	for _, q := range []string{
+		"CREATE TABLE par (id INT PRIMARY KEY)",
+		"INSERT INTO par VALUES (1), (2)",
+		"CREATE TABLE ch_slow (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES par (id))",
+		"CREATE TABLE ch_fast (id INT PRIMARY KEY, p INT, FOREIGN KEY (p) REFERENCES par (id))",
+	} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	registerData(t, "fk", "10,1\n11,3\n12,2\n")
+	twinBulk(t, conn, "ch_slow", "ch_fast", "LOAD DATA LOCAL INFILE 'Reader::fk' INTO TABLE %[1]s FIELDS TERMINATED BY ','", "", false)
+
 	// Multi-row INSERT (bulkinsert.go's rewrite on both sides): failing
 	// statements leave nothing; IGNORE keeps the per-row path.
 	defer engine.SetBulkInsertMinBytes(0)()
