@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/expression"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/rowexec"
@@ -57,6 +58,15 @@ var bulkLoadOff atomic.Bool
 
 // bulkLoads counts statements run by the bulk writer.
 var bulkLoads atomic.Int64
+
+// InstallBulkWriter makes a's exec builder run the bulk forms with the
+// bulk writer (the engine does; engine/store/gmstest runs go-mysql-server's
+// own LOAD DATA and INSERT suites through it).
+func InstallBulkWriter(a *analyzer.Analyzer) {
+	bx := &bulkExec{}
+	a.ExecBuilder = rowexec.NewOverrideBuilder(bx)
+	bx.full = a.ExecBuilder
+}
 
 // bulkExec is the engine's exec builder override.
 type bulkExec struct {

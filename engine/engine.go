@@ -15,7 +15,6 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
-	"github.com/dolthub/go-mysql-server/sql/rowexec"
 	"github.com/sirupsen/logrus"
 	bolt "go.etcd.io/bbolt"
 
@@ -169,9 +168,7 @@ func (e *Engine) wire(opt Options) error {
 	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
 	// issue 13: LOAD DATA and large literal INSERTs go to the store in
 	// batches (bulkload.go).
-	bx := &bulkExec{}
-	a.ExecBuilder = rowexec.NewOverrideBuilder(bx)
-	bx.full = a.ExecBuilder
+	InstallBulkWriter(a)
 	e.SQL = sqle.New(a, &sqle.Config{})
 	e.plans.e = e.SQL
 	e.SQL.Parser = dumpParser{Parser: e.SQL.Parser}              // issue 13: mysqldump of the mysql database
