@@ -9,3 +9,13 @@ func SetBulkInsertMinBytes(n int) (restore func()) {
 
 // BulkRewrites is the number of INSERT statements rewritten so far.
 func BulkRewrites() int64 { return bulkRewrites.Load() }
+
+// SetBulkLoadOff disables (true) or enables the store-level bulk writer
+// and returns a function restoring the old setting.
+func SetBulkLoadOff(off bool) (restore func()) {
+	old := bulkLoadOff.Swap(off)
+	return func() { bulkLoadOff.Store(old) }
+}
+
+// BulkLoads is the number of statements the bulk writer ran so far.
+func BulkLoads() int64 { return bulkLoads.Load() }

@@ -166,6 +166,9 @@ func (e *Engine) wire(opt Options) error {
 		AddPreAnalyzeRule(guardRuleID+4, e.plans.bumpRule). // issue 13: plan cache expiry
 		Build()
 	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
+	// issue 13: LOAD DATA and large literal INSERTs go to the store in
+	// batches (bulkload.go).
+	InstallBulkWriter(a)
 	e.SQL = sqle.New(a, &sqle.Config{})
 	e.plans.e = e.SQL
 	e.SQL.Parser = dumpParser{Parser: e.SQL.Parser}              // issue 13: mysqldump of the mysql database

@@ -392,6 +392,10 @@ func (tt *txTable) put(i int, p pent) {
 	}
 	old, had := tt.trees[i].ReplaceOrInsert(p)
 	if tx := tt.tx; tx != nil && tx.marksOpen > 0 {
+		if b := tt.batch; b != nil && !had {
+			b.add(i, p.key)
+			return
+		}
 		tx.undo = append(tx.undo, undoEnt{tt: tt, i: i, key: p.key, old: old, had: had})
 	}
 }
@@ -399,6 +403,10 @@ func (tt *txTable) put(i int, p pent) {
 // addCount changes the buffered row count, logged like put.
 func (tt *txTable) addCount(d int64) {
 	tt.count += d
+	if tt.batch != nil {
+		tt.batch.dc += d
+		return
+	}
 	if tx := tt.tx; tx != nil && tx.marksOpen > 0 {
 		tx.undo = append(tx.undo, undoEnt{tt: tt, i: -1, dc: d})
 	}
@@ -442,71 +450,6 @@ func (e *editor) decodeFull(val []byte) (sql.Row, error) {
 		return nil, fmt.Errorf("table %s: %w", e.meta.name, err)
 	}
 	return row, nil
-}
-
-func (e *editor) insert(ctx *sql.Context, row sql.Row) error {
-	// Room for fixed-size values up front: growing from nil costs several
-	// copies per row in bulk loads.
-	val, err := e.meta.codec.encode(ctx, make([]byte, 0, 16+9*len(row)), row)
-	if err != nil {
-		return err
-	}
-	if e.meta.autoCol >= 0 && row[e.meta.autoCol] != nil {
-		e.ts.bumpAutoInc(row[e.meta.autoCol])
-	}
-	var key []byte
-	if e.meta.keys == nil {
-		key = seqKey(e.ts.seq.Add(1) - 1)
-	} else if key, err = e.meta.keys.key(ctx, nil, row); err != nil {
-		return err
-	}
-	ents, uniq, err := e.entries(ctx, row, key)
-	if err != nil {
-		return err
-	}
-	return e.op(ctx, func(tx *Txn, tt *txTable, v *tview) (*dup, error) {
-		fresh := true // absent from the snapshot
-		if e.meta.keys != nil {
-			cur, p, err := e.lookupNew(tx, tt, v, key)
-			if err != nil {
-				return nil, err
-			}
-			if cur != nil {
-				return &dup{val: cur}, nil
-			}
-			fresh = p == nil || p.fresh
-			if p == nil && e.s.mv.changedSince(bucketID{table: e.ts.id}, string(key), v.snap) {
-				// Committed by another transaction after the snapshot:
-				// a duplicate now rather than at COMMIT, as in InnoDB.
-				if cur, err = v.latest(0, key); err != nil || cur != nil {
-					return &dup{val: cur}, err
-				}
-			}
-		}
-		for i, ek := range ents {
-			if !uniq[i] {
-				continue
-			}
-			other, err := uniqueClash(v, i, ek, key)
-			if err != nil {
-				return nil, err
-			}
-			if other != nil {
-				return &dup{val: other, im: e.meta.indexes[i]}, nil
-			}
-		}
-		tt.put(0, pent{key: string(key), val: val, fresh: fresh, readTS: readTSOf(pendingOf(tt, key), v)})
-		if e.meta.keys == nil {
-			e.keylessAdd(val, string(key))
-		}
-		for i, ek := range ents {
-			if ek != nil {
-				tt.put(i+1, pent{key: string(ek), val: key, uniq: uniq[i]})
-			}
-		}
-		tt.addCount(1)
-		return nil, nil
-	})
 }
 
 // keyOf finds the key a row read by this statement is stored under.

@@ -93,17 +93,22 @@ type txTable struct {
 	tx          *Txn
 	visibleUndo int
 	visibleSet  bool
+	// batch collects the undo of a batched insert (batch.go).
+	batch *undoBatch
 }
 
 // undoEnt is one logged buffer change: entry key of tree i replaced old
-// (absent unless had), or (i == -1) a row count change dc.
+// (absent unless had), or (i == -1) a row count change dc, or (keys set)
+// the entries keys of tree i, all absent before (a batched insert logs
+// one entry per tree instead of one per row: see batch.go).
 type undoEnt struct {
-	tt  *txTable
-	i   int
-	key string
-	old pent
-	had bool
-	dc  int64
+	keys []string
+	tt   *txTable
+	i    int
+	key  string
+	old  pent
+	had  bool
+	dc   int64
 }
 
 // revertLocked undoes the logged changes after position pos and truncates
@@ -126,6 +131,12 @@ func (tx *Txn) revertLocked(pos int) {
 // undoOne reverts entry change u (u.i >= 0) on trees, the buffer's own or
 // a clone of them.
 func undoOne(u *undoEnt, trees []*tree) {
+	if u.keys != nil {
+		for _, k := range u.keys {
+			trees[u.i].Delete(pent{key: k})
+		}
+		return
+	}
 	if u.had {
 		trees[u.i].ReplaceOrInsert(u.old)
 	} else {
@@ -795,9 +806,22 @@ func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[
 				return errDefChanged(m.name)
 			}
 		}
+		// A buffer whose smallest key sorts after the bucket's last one
+		// (a bulk load in key order) is appended: no key of it is stored,
+		// and full pages suit ascending puts.
+		appending := false
+		if lo, ok := t.Min(); ok {
+			if last, _ := bkt.Cursor().Last(); last == nil || bytes.Compare([]byte(lo.key), last) > 0 {
+				appending = true
+				bkt.FillPercent = 0.9
+			}
+		}
 		t.Ascend(func(p pent) bool {
 			kb := []byte(p.key)
-			cur := bkt.Get(kb)
+			var cur []byte
+			if !appending {
+				cur = bkt.Get(kb)
+			}
 			var before []byte
 			if cur != nil {
 				before = append(make([]byte, 0, len(cur)), cur...)

@@ -20,6 +20,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/dpsql/dpsql/engine"
 	"github.com/dpsql/dpsql/engine/store"
 )
 
@@ -32,6 +33,8 @@ type Harness struct {
 	setupData []setup.SetupScript
 	session   *store.Session
 	st        *store.Store
+	// bulk: engines run the bulk forms with dpsql's bulk writer.
+	bulk bool
 }
 
 var (
@@ -113,6 +116,9 @@ func (h *Harness) NewEngine(t *testing.T) (enginetest.QueryEngine, error) {
 	e, err = enginetest.NewEngine(t, h, st.Provider(), h.setupData, memory.NewStatsProv())
 	if err != nil {
 		return nil, err
+	}
+	if h.bulk {
+		engine.InstallBulkWriter(e.Analyzer)
 	}
 	// As in dpsql's engine (engine/engine.go): multi-clause ALTER TABLE is
 	// atomic.

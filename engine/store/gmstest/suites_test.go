@@ -150,6 +150,28 @@ func TestStore(t *testing.T) {
 	}
 }
 
+// bulkSuites run again with dpsql's bulk writer (engine/bulkload.go):
+// LOAD DATA goes through it, INSERT IGNORE through its statement-atomic
+// per-row path.
+var bulkSuites = map[string]bool{
+	"LoadData": true, "LoadDataErrors": true, "InsertInto": true, "InsertIgnoreInto": true,
+	"IgnoreIntoWithDuplicateUniqueKeyKeyless": true, "InsertIntoErrors": true,
+}
+
+func TestStoreBulkWriter(t *testing.T) {
+	for _, s := range suites {
+		if !bulkSuites[s.name] || raceEnabled && !raceSuites[s.name] {
+			continue
+		}
+		t.Run(s.name, func(t *testing.T) {
+			inSuiteDir(t, s)
+			h := NewHarness(t)
+			h.bulk = true
+			s.run(t, h)
+		})
+	}
+}
+
 func isStore(h enginetest.Harness) bool {
 	_, ok := h.(*Harness)
 	return ok
