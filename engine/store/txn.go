@@ -171,6 +171,16 @@ type Txn struct {
 	// made while any is open.
 	marksOpen int
 	undo      []undoEnt
+
+	// Row locks (lock.go): the owner of the transaction's locks, the
+	// server session (nil: a statement's own transaction), and the
+	// checkpoint of the statement stmtNo to undo if it must restart;
+	// epoch moves when it does, voiding the statement's marks.
+	sess   *Session
+	owner  *lockOwner
+	stmtNo uint64
+	stmtSP *savepoint
+	epoch  uint64
 }
 
 var _ sql.Transaction = (*Txn)(nil)
@@ -216,6 +226,8 @@ func (tx *Txn) endLocked() {
 	tx.savepoints = nil
 	tx.marksOpen = 0
 	tx.undo = nil
+	tx.stmtSP, tx.stmtNo = nil, 0
+	tx.releaseLocksLocked()
 }
 
 // rollback discards the transaction's writes.
