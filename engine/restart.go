@@ -50,8 +50,12 @@ func (h *cachingHandler) restarting(c *mysql.Conn, run func(sent *bool) error) e
 		s.BeginStatement()
 		sent := false
 		err := run(&sent)
-		if err == nil || !s.RestartRequested() {
+		if err == nil {
 			s.EndStatement()
+			return nil
+		}
+		if !s.RestartRequested() {
+			s.FailStatement()
 			return err
 		}
 		if sent || restarts >= maxStatementRestarts {

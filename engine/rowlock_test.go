@@ -22,6 +22,8 @@ type lockBackend struct {
 	waiting func(t *testing.T) int
 	// held is the number of row locks held (-1: not known).
 	held func(t *testing.T) int
+	// poll is the interval between looks at waiting.
+	poll time.Duration
 }
 
 // lockBackends returns dpsql and MariaDB, each with a fresh database and
@@ -32,6 +34,7 @@ func runLockScenario(t *testing.T, fn func(t *testing.T, b lockBackend)) {
 		mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE lk")
 		b := lockBackend{
 			name: "dpsql",
+			poll: 5 * time.Millisecond,
 			conn: func(t *testing.T) *sql.DB { return ts.connect("root", rootPW, "lk") },
 			waiting: func(*testing.T) int {
 				_, w := ts.e.Store.LockStats()
@@ -51,8 +54,11 @@ func runLockScenario(t *testing.T, fn func(t *testing.T, b lockBackend)) {
 		root := shardConn(t, 0)
 		mustExec(t, root, "CREATE DATABASE "+db)
 		t.Cleanup(func() { root.Exec("DROP DATABASE " + db) })
+		// InnoDB refreshes information_schema.innodb_trx only when it
+		// was not read for 0.1 s.
 		b := lockBackend{
 			name: "mariadb",
+			poll: 250 * time.Millisecond,
 			conn: func(t *testing.T) *sql.DB { return connectAddr(t, spider.shards[0], "spider", "spider", db) },
 			waiting: func(t *testing.T) int {
 				return int(queryFloat(t, root, "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT'"))
@@ -79,7 +85,7 @@ func awaitWaiters(t *testing.T, b lockBackend, n int) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: %d lock waits never showed up", b.name, n)
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(b.poll)
 	}
 }
 
@@ -364,4 +370,24 @@ func TestRowLockReleaseNeverWaits(t *testing.T) {
 	if h, w := ts.e.Store.LockStats(); h != 0 || w != 0 {
 		t.Fatalf("after ROLLBACK: %d locks held, %d waits", h, w)
 	}
+}
+
+// A failed autocommitted statement releases the locks it took at once (a
+// multi-row INSERT that locked key 5 before failing on key 1).
+func TestRowLockFailedAutocommitReleases(t *testing.T) {
+	runLockScenario(t, func(t *testing.T, b lockBackend) {
+		a, c := pin(t, b), pin(t, b)
+		_, err := a.ExecContext(context.Background(), "INSERT INTO acct VALUES (5, 1), (1, 1)")
+		if code, _ := mysqlErr(err); code != 1062 {
+			t.Fatalf("%s: %v (want 1062)", b.name, err)
+		}
+		if h := b.held(t); h > 0 {
+			t.Fatalf("%s: %d row locks held after the failed statement", b.name, h)
+		}
+		execC(t, c, "SET SESSION innodb_lock_wait_timeout = 5")
+		execC(t, c, "INSERT INTO acct VALUES (5, 2)")
+		if got := balances(t, b.conn(t)); got != "[1:100 2:50 5:2]" {
+			t.Fatalf("%s: %s", b.name, got)
+		}
+	})
 }

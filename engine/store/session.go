@@ -95,6 +95,28 @@ func (s *Session) EndStatement() {
 	o.release()
 }
 
+// FailStatement ends a statement that failed and is not re-executed. An
+// autocommitted statement's transaction is rolled back at once, as InnoDB
+// does, so that the row locks it took are released now rather than when
+// the connection's next statement ends it (go-mysql-server leaves it open).
+func (s *Session) FailStatement() {
+	s.EndStatement()
+	if s.GetIgnoreAutoCommit() {
+		return // an explicit transaction: the statement alone failed
+	}
+	ac, err := s.GetSessionVariable(nil, "autocommit")
+	if err != nil {
+		return
+	}
+	if on, err := sql.ConvertToBool(sql.NewEmptyContext(), ac); err != nil || !on {
+		return
+	}
+	if t := asTxn(s.GetTransaction()); t != nil {
+		t.rollback()
+		s.BaseSession.SetTransaction(nil)
+	}
+}
+
 // markRestart asks for statement n to be re-executed, if it can be.
 func (s *Session) markRestart(n uint64) bool {
 	s.mu.Lock()
