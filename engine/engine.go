@@ -178,8 +178,6 @@ func (e *Engine) wire(opt Options) error {
 	if err := os.MkdirAll(files, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", files, err)
 	}
-	// issue 13: row locks wait up to the session's innodb_lock_wait_timeout.
-	sql.SystemVariables.AddSystemVariables([]sql.SystemVariable{store.LockWaitTimeoutVariable()})
 	if err := sql.SystemVariables.AssignValues(map[string]any{"local_infile": 1, "secure_file_priv": files}); err != nil {
 		return fmt.Errorf("set server variables: %w", err)
 	}

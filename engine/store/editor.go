@@ -510,10 +510,8 @@ func (e *editor) insert(ctx *sql.Context, row sql.Row) error {
 		if e.meta.keys != nil {
 			// The key is locked (waiting for a transaction that inserted
 			// or deleted it) unless this one holds too many already.
-			if o := tx.ownerLocked(); len(o.held) < maxInsertLocks {
-				if err := lockRowLocked(tx, e.ts, key); err != nil {
-					return nil, err
-				}
+			if _, err := lockRowLocked(tx, e.ts, key, maxInsertLocks); err != nil {
+				return nil, err
 			}
 			cur, p, err := e.lookupNew(tx, tt, v, key)
 			if err != nil {
@@ -603,13 +601,18 @@ func pendingOf(tt *txTable, key []byte) *pent {
 // conflict is the error for writing a row another transaction changed after
 // the snapshot; the transaction is rolled back.
 func (e *editor) conflictLocked(tx *Txn, v *tview, key []byte, p *pent) error {
-	if err := lockRowLocked(tx, e.ts, key); err != nil {
+	locked, err := lockRowLocked(tx, e.ts, key, maxRowLocks)
+	if err != nil {
 		return err
 	}
 	// Locked: no other transaction can change the row any more. If one
 	// did after the view, the statement computed the row from an old
-	// version: restart it from the latest commit (lock.go).
+	// version: restart it from the latest commit (lock.go). Past the lock
+	// limit, such a row is a conflict as before row locks.
 	if p == nil && e.s.mv.changedSince(bucketID{table: e.ts.id}, string(key), v.snap) {
+		if !locked {
+			return tx.abortLocked(errLockDeadlock(e.meta.name))
+		}
 		return tx.restartLocked(e.meta.name)
 	}
 	return nil
@@ -665,7 +668,7 @@ func (e *editor) update(ctx *sql.Context, old, row sql.Row) error {
 		moved := !bytes.Equal(oldKey, newKey)
 		freshNew := false
 		if moved {
-			if err := lockRowLocked(tx, e.ts, newKey); err != nil {
+			if _, err := lockRowLocked(tx, e.ts, newKey, maxInsertLocks); err != nil {
 				return nil, err
 			}
 			taken, np, err := lookup(tt, v, newKey)

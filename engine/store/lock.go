@@ -7,6 +7,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	_ "github.com/dolthub/go-mysql-server/sql/variables" // its init first
 	"github.com/dolthub/vitess/go/mysql"
 )
 
@@ -225,12 +226,24 @@ func LockWaitTimeoutVariable() sql.SystemVariable {
 	}
 }
 
+// Registered here (after go-mysql-server's own variables), so that every
+// user of the store, the engine or not, has it.
+func init() {
+	sql.SystemVariables.AddSystemVariables([]sql.SystemVariable{LockWaitTimeoutVariable()})
+}
+
 var lockWaitType = types.NewSystemIntType("innodb_lock_wait_timeout", 1, 1073741824, false)
 
-// maxInsertLocks bounds the locks a transaction takes on keys it inserts: a
-// bulk load would otherwise hold one per row. Past it, a concurrent insert
-// of one of its new keys is found at COMMIT (1062), as before row locks.
-const maxInsertLocks = 1 << 16
+// maxInsertLocks and maxRowLocks bound the locks of one transaction (a
+// lock costs ≈ 120 bytes): a bulk load or an UPDATE of a whole large table
+// would otherwise hold one per row. Past them, rows are written without
+// locks and checked as before row locks: a concurrent insert of a new key
+// is a duplicate at COMMIT (1062), a row changed by a commit after the
+// statement's read view rolls the transaction back (1213).
+const (
+	maxInsertLocks = 1 << 16
+	maxRowLocks    = 1 << 18
+)
 
 // needLock asks the editor to wait for k without the transaction's lock.
 type needLock struct{ k lockKey }
@@ -247,13 +260,18 @@ func (tx *Txn) ownerLocked() *lockOwner {
 
 // lockRowLocked takes the lock on a row key of ts for tx if it is free,
 // or returns a *needLock to wait for it (see editor.op).
-func lockRowLocked(tx *Txn, ts *tableState, key []byte) error {
+// It returns false, nil without locking once the transaction holds limit
+// locks.
+func lockRowLocked(tx *Txn, ts *tableState, key []byte, limit int) (bool, error) {
 	o := tx.ownerLocked()
+	if len(o.held) >= limit {
+		return false, nil
+	}
 	k := lockKey{table: ts.id, key: string(key)}
 	if o.lt.tryLock(o, k) {
-		return nil
+		return true, nil
 	}
-	return &needLock{k: k}
+	return false, &needLock{k: k}
 }
 
 // releaseLocksLocked ends the transaction's hold on its locks: they are
