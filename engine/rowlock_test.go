@@ -391,3 +391,28 @@ func TestRowLockFailedAutocommitReleases(t *testing.T) {
 		}
 	})
 }
+
+// SELECT … FOR UPDATE is accepted but is a plain snapshot read: it takes
+// no lock (docs/sql.md, Transactions), so a writer does not wait for it.
+func TestRowLockSelectForUpdateTakesNoLock(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE lk")
+	db := ts.connect("root", rootPW, "lk")
+	mustExec(t, db, "CREATE TABLE acct (id INT PRIMARY KEY, bal INT)")
+	mustExec(t, db, "INSERT INTO acct VALUES (1, 100)")
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	execC(t, c, "BEGIN")
+	var bal int
+	if err := c.QueryRowContext(context.Background(), "SELECT bal FROM acct WHERE id = 1 FOR UPDATE").Scan(&bal); err != nil || bal != 100 {
+		t.Fatalf("SELECT … FOR UPDATE: %d, %v", bal, err)
+	}
+	if h, _ := ts.e.Store.LockStats(); h != 0 {
+		t.Fatalf("SELECT … FOR UPDATE took %d row locks", h)
+	}
+	mustExec(t, db, "UPDATE acct SET bal = 1 WHERE id = 1")
+	execC(t, c, "COMMIT")
+}
