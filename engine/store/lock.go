@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -59,6 +60,18 @@ type lockTable struct {
 	mu      sync.Mutex
 	locks   map[lockKey]*rowLock
 	waiters int
+	// Counters since the store opened (diagnostics).
+	waits, deadlocks, timeouts, restarts atomic.Uint64
+}
+
+// LockCounters counts, since the store opened, the lock waits, the waits
+// refused as deadlocks, the waits timed out, and the statements restarted.
+type LockCounters struct{ Waits, Deadlocks, Timeouts, Restarts uint64 }
+
+// LockCounters returns the row lock counters (diagnostics, benchmarks).
+func (s *Store) LockCounters() LockCounters {
+	lt := &s.locks
+	return LockCounters{lt.waits.Load(), lt.deadlocks.Load(), lt.timeouts.Load(), lt.restarts.Load()}
 }
 
 // tryLock grants k to o if it is free or o's already; it reports false
@@ -121,6 +134,7 @@ func (lt *lockTable) lock(done <-chan struct{}, o *lockOwner, k lockKey, timeout
 		for p, n := l.owner, 0; p != nil && n <= len(lt.locks); n++ {
 			if p == o {
 				lt.mu.Unlock()
+				lt.deadlocks.Add(1)
 				return errDeadlockFound{}
 			}
 			if p.waiting == nil {
@@ -137,12 +151,14 @@ func (lt *lockTable) lock(done <-chan struct{}, o *lockOwner, k lockKey, timeout
 		lt.mu.Unlock()
 		if timer == nil {
 			timer = time.NewTimer(timeout)
+			lt.waits.Add(1)
 		}
 		var err error
 		select {
 		case <-ch:
 		case <-timer.C:
 			err = errLockWait()
+			lt.timeouts.Add(1)
 		case <-done:
 			err = mysql.NewSQLError(mysql.ERQueryInterrupted, "70100", "Query execution was interrupted")
 		}
@@ -314,6 +330,7 @@ func (tx *Txn) restartLocked(table string) error {
 	if tx.sess == nil || tx.stmtSP == nil || tx.stmtSP.gen != tx.gen || !tx.sess.markRestart(tx.stmtNo) {
 		return tx.abortLocked(err)
 	}
+	tx.s.locks.restarts.Add(1)
 	tx.restoreLocked(*tx.stmtSP)
 	tx.stmtSP = nil
 	tx.epoch++ // the statement's open marks are void
