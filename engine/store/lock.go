@@ -347,3 +347,9 @@ func (tx *Txn) restartLocked(table string) error {
 	}
 	return err
 }
+
+// restartable reports whether the server runs the transaction's statements
+// and can restart them (Session.BeginStatement).
+func (tx *Txn) restartable() bool {
+	return tx.sess != nil && tx.sess.stmt.Load() != 0
+}

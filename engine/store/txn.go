@@ -305,12 +305,16 @@ func (tt *txTable) visibleLocked() []*tree {
 
 // currentRead is the read timestamp of the statement writing tt, taken at
 // its first read (at least the transaction's snapshot, which keeps the
-// versions it needs registered). Only a transaction of a single statement
-// (autocommit) reads current rows: in a longer one an earlier plain read
-// of the row could otherwise be lost, so it keeps reading its snapshot and
-// a change committed since is a conflict (first committer wins).
+// versions it needs registered). A transaction of a single statement
+// (autocommit) reads current rows, and so does any statement the server
+// runs with row locks and restarts (lock.go: it computes from the latest
+// version anyway, and reading it at once spares a restart whenever the row
+// is not locked by another transaction). An in-process transaction of
+// several statements keeps reading its snapshot: an earlier plain read of
+// the row could otherwise be lost, and a change committed since is a
+// conflict (first committer wins).
 func (tt *txTable) currentRead(tx *Txn, single bool) uint64 {
-	if tt.open == 0 || !single {
+	if tt.open == 0 || !single && !tx.restartable() {
 		return tx.snapshotLocked()
 	}
 	if tt.readTS == 0 {
