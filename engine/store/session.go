@@ -25,6 +25,11 @@ type Session struct {
 	restartable bool
 	restart     bool
 	carry       *lockOwner
+	// committed: a transaction committed during the statement (an implicit
+	// commit, or any future way for one statement to commit mid-way):
+	// re-executing it could apply that commit's writes twice. (User stored
+	// procedures, which could COMMIT, are refused by dpsql.)
+	committed bool
 }
 
 var (
@@ -56,7 +61,7 @@ func (s *Session) StartTransaction(_ *sql.Context, c sql.TransactionCharacterist
 func (s *Session) BeginStatement() {
 	s.stmt.Add(1)
 	s.mu.Lock()
-	s.restartable, s.restart = true, false
+	s.restartable, s.restart, s.committed = true, false, false
 	s.mu.Unlock()
 }
 
@@ -121,11 +126,19 @@ func (s *Session) FailStatement() {
 func (s *Session) markRestart(n uint64) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.restartable || s.stmt.Load() != n {
+	if !s.restartable || s.committed || s.stmt.Load() != n {
 		return false
 	}
 	s.restart = true
 	return true
+}
+
+// noteCommit records that a transaction committed writes during the
+// current statement.
+func (s *Session) noteCommit() {
+	s.mu.Lock()
+	s.committed = true
+	s.mu.Unlock()
 }
 
 // keep takes the locks of a transaction that ends while its statement

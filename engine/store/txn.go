@@ -479,6 +479,10 @@ func (tx *Txn) commit() error {
 		return nil
 	}
 	defer tx.endLocked()
+	if tx.sess != nil {
+		// A statement that committed writes cannot be re-executed (lock.go).
+		tx.sess.noteCommit()
+	}
 	return tx.s.commitTables(tx.snap, tx.tables)
 }
 
