@@ -416,4 +416,3 @@ func TestRowLockSelectForUpdateTakesNoLock(t *testing.T) {
 	mustExec(t, db, "UPDATE acct SET bal = 1 WHERE id = 1")
 	execC(t, c, "COMMIT")
 }
-
