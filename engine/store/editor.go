@@ -27,7 +27,8 @@ var errDupAtCommit = errors.New("duplicate key at commit")
 // against the transaction's view at once: duplicate primary or unique keys
 // fail the statement (1062, with the existing row for REPLACE and ON
 // DUPLICATE KEY UPDATE), and updating or deleting a row that a later commit
-// changed rolls the transaction back (1213). Without a transaction of a
+// changed restarts the statement under the row's lock (lock.go), or rolls
+// the transaction back (1213) where it cannot. Without a transaction of a
 // Session, the statement runs in its own transaction, committed when its
 // last editor closes.
 
@@ -598,8 +599,9 @@ func pendingOf(tt *txTable, key []byte) *pent {
 	return nil
 }
 
-// conflict is the error for writing a row another transaction changed after
-// the snapshot; the transaction is rolled back.
+// conflictLocked locks the row under key (or asks op to wait for it) and
+// handles a row another transaction changed after the view: the statement
+// restarts (lock.go), or, where it cannot, the transaction is rolled back.
 func (e *editor) conflictLocked(tx *Txn, v *tview, key []byte, p *pent) error {
 	locked, err := lockRowLocked(tx, e.ts, key, maxRowLocks)
 	if err != nil {

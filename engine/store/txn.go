@@ -25,8 +25,11 @@ import (
 // cheap clone of the trees), so a statement does not see its own changes,
 // which is what MySQL promises for UPDATE … SET pk = pk + 1 and INSERT … SELECT
 // from the same table. COMMIT applies everything in one bbolt write
-// transaction, fsynced before it returns. A key written by the transaction
-// that a commit after its snapshot also changed makes the commit fail with
+// transaction, fsynced before it returns. Row locks (lock.go) keep other
+// transactions from writing the rows a transaction wrote; as a safety net
+// (and for rows written without a lock, past the lock caps), a key written
+// by the transaction that a commit after its snapshot also changed makes
+// the commit fail with
 // ER_LOCK_DEADLOCK (1213, SQLSTATE 40001), which clients and ORMs retry; the
 // whole transaction is then rolled back, as InnoDB does after a deadlock.
 // Savepoints (and each statement, for statement atomicity) are clones of the
