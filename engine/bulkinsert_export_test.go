@@ -19,3 +19,6 @@ func SetBulkLoadOff(off bool) (restore func()) {
 
 // BulkLoads is the number of statements the bulk writer ran so far.
 func BulkLoads() int64 { return bulkLoads.Load() }
+
+// IsLoadData is isLoadData (restart.go) for tests.
+func IsLoadData(q string) bool { return isLoadData(q) }

@@ -171,17 +171,22 @@ func (pc *planCache) entry(id uint32, key string) *planEntry {
 // cache in front of COM_STMT_EXECUTE.
 type cachingHandler struct {
 	*server.Handler
-	pc *planCache
-	sm atomic.Pointer[server.SessionManager] // set once the server is built
+	pc       *planCache
+	sm       atomic.Pointer[server.SessionManager] // set once the server is built
+	sessions *sessionsByConn                       // for statement restarts (restart.go)
 }
 
 func (h *cachingHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	node := h.pc.plan(ctx, h.sm.Load(), c, prepare)
 	if node == nil {
-		return h.Handler.ComStmtExecute(ctx, c, prepare, callback)
+		return h.restarting(c, func(sent *bool) error {
+			return h.Handler.ComStmtExecute(ctx, c, prepare, func(r *sqltypes.Result) error { *sent = true; return callback(r) })
+		})
 	}
 	if !plan.IsReadOnly(node) {
-		return h.Handler.ComExecuteBound(ctx, c, prepare.PrepareStmt, node, func(r *sqltypes.Result, _ bool) error { return callback(r) })
+		return h.restarting(c, func(sent *bool) error {
+			return h.Handler.ComExecuteBound(ctx, c, prepare.PrepareStmt, node, func(r *sqltypes.Result, _ bool) error { *sent = true; return callback(r) })
+		})
 	}
 	if err := h.query(ctx, c, prepare.PrepareStmt, node, callback); err != nil {
 		return sql.CastSQLError(err)
@@ -310,6 +315,7 @@ func schemaToFields(ctx *sql.Context, s sql.Schema) []*querypb.Field {
 
 func (h *cachingHandler) ConnectionClosed(c *mysql.Conn) {
 	h.pc.dropConn(c.ConnectionID)
+	h.sessions.m.Delete(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 }
 

@@ -78,14 +78,22 @@ func (e *Engine) NewServerWithOptions(addr string, opt ServerOptions) (*Server, 
 	}
 	// issue 13: prepared statements re-use their analysed plans (plancache.go).
 	var ch *cachingHandler
+	sessions := &sessionsByConn{}
 	wrap := func(h mysql.Handler) (mysql.Handler, error) {
 		if gh, ok := h.(*server.Handler); ok {
-			ch = &cachingHandler{Handler: gh, pc: e.plans}
+			ch = &cachingHandler{Handler: gh, pc: e.plans, sessions: sessions}
 			return ch, nil
 		}
 		return h, nil
 	}
-	srv, err := server.NewServerWithHandler(cfg, e.SQL, sql.NewContext, sessionBuilder, nil, wrap)
+	build := func(ctx context.Context, conn *mysql.Conn, addr string) (sql.Session, error) {
+		s, err := sessionBuilder(ctx, conn, addr)
+		if ss, ok := s.(*store.Session); ok && err == nil {
+			sessions.m.Store(conn.ConnectionID, ss)
+		}
+		return s, err
+	}
+	srv, err := server.NewServerWithHandler(cfg, e.SQL, sql.NewContext, build, nil, wrap)
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("start server: %w", err)

@@ -150,6 +150,9 @@ func main() {
 		}
 	}
 	fmt.Printf("\nload average at the end: %s\n", loadAvg())
+	// h/lock (issue 13): dpsql's row lock activity over all runs.
+	lc := e.Store.LockCounters()
+	fmt.Printf("dpsql row locks over all runs: %d waits, %d deadlocks, %d wait timeouts, %d statement restarts\n", lc.Waits, lc.Deadlocks, lc.Timeouts, lc.Restarts)
 }
 
 // cpuSeconds is the user+system CPU time used so far by t's server

@@ -71,6 +71,11 @@ func (e *editor) insertLocked(tx *Txn, tt *txTable, v *tview, r prepared) (*dup,
 	// pend: the buffered entry of the key (a sequence key has none).
 	var pend *pent
 	if e.meta.keys != nil {
+		// The key is locked (waiting for a transaction that inserted or
+		// deleted it) unless this one holds too many already.
+		if _, err := lockRowLocked(tx, e.ts, r.key, maxInsertLocks); err != nil {
+			return nil, err
+		}
 		cur, p, err := e.lookupNew(tx, tt, v, r.key)
 		if err != nil {
 			return nil, err
@@ -159,17 +164,25 @@ func (w *editWrapper) InsertBatch(ctx *sql.Context, rows []sql.Row, skipDup bool
 		d   *dup
 	}
 	failed := 0 // stays 0 if op fails before fn runs
+	// next is the first row not yet written: op runs fn again from the
+	// start after waiting for a row lock (editor.op), and the rows before
+	// the one that waited are already in the buffers.
+	next := 0
 	err := e.op(ctx, func(tx *Txn, tt *txTable, v *tview) (*dup, error) {
 		failed = len(preps)
 		tt.batch = &undoBatch{}
 		defer tt.endBatch()
-		for i, r := range preps {
-			if i > 0 {
+		for i := next; i < len(preps); i++ {
+			r := preps[i]
+			if i > next {
 				syncView(v, tt)
 			}
 			d, err := e.insertLocked(tx, tt, v, r)
 			if err != nil {
 				failed = i
+				if _, wait := err.(*needLock); wait {
+					next = i
+				}
 				return nil, err
 			}
 			if d != nil {

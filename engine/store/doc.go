@@ -16,9 +16,13 @@
 // Transactions (txn.go) buffer their writes in memory and read a snapshot:
 // the bbolt state corrected by the before images of later commits (mvcc.go)
 // with their own writes laid over it. COMMIT applies everything in one bbolt
-// write transaction, fsynced before the client hears back; a conflicting
-// commit fails with ER_LOCK_DEADLOCK (1213), which clients retry. Without a
-// Session every statement is its own transaction.
+// write transaction, fsynced before the client hears back. Writers lock
+// the rows they write until the end of their transaction and wait for each
+// other (lock.go: 1205 on timeout, 1213 on a deadlock); a writer that finds
+// a locked row changed since it read it has its statement re-executed by the
+// server. Where no lock was taken (past the per-transaction caps, see
+// lock.go) a conflicting commit fails with ER_LOCK_DEADLOCK (1213), which
+// clients retry. Without a Session every statement is its own transaction.
 //
 // The store exposes nothing data-dependent to the engine's statistics:
 // DataLength is 0 (so information_schema's DATA_LENGTH and AVG_ROW_LENGTH

@@ -27,7 +27,8 @@ var errDupAtCommit = errors.New("duplicate key at commit")
 // against the transaction's view at once: duplicate primary or unique keys
 // fail the statement (1062, with the existing row for REPLACE and ON
 // DUPLICATE KEY UPDATE), and updating or deleting a row that a later commit
-// changed rolls the transaction back (1213). Without a transaction of a
+// changed restarts the statement under the row's lock (lock.go), or rolls
+// the transaction back (1213) where it cannot. Without a transaction of a
 // Session, the statement runs in its own transaction, committed when its
 // last editor closes.
 
@@ -144,11 +145,12 @@ func (w *editWrapper) StatementBegin(ctx *sql.Context) {
 		return
 	}
 	tx.mu.Lock()
+	tx.checkpointLocked()
 	var tt *txTable
 	if tt, err = tx.tableLocked(e.ts, e.meta); err == nil {
 		tt.beginStatement()
 	}
-	m := mark{gen: tx.gen, undo: len(tx.undo), tt: tt}
+	m := mark{gen: tx.gen, epoch: tx.epoch, undo: len(tx.undo), tt: tt}
 	tx.marksOpen++
 	tx.mu.Unlock()
 	e.mu.Lock()
@@ -162,9 +164,9 @@ func (w *editWrapper) StatementBegin(ctx *sql.Context) {
 // cheap: cloning the buffers here made every later write copy a tree path)
 // and the buffer whose statement it brackets.
 type mark struct {
-	gen  uint64
-	undo int
-	tt   *txTable
+	gen, epoch uint64
+	undo       int
+	tt         *txTable
 }
 
 func (e *editor) popMark() *mark {
@@ -193,7 +195,7 @@ func (w *editWrapper) DiscardChanges(ctx *sql.Context, _ error) error {
 	e.mu.Unlock()
 	if tx, err := e.txn(ctx); m != nil && err == nil {
 		tx.mu.Lock()
-		if m.gen == tx.gen {
+		if m.gen == tx.gen && m.epoch == tx.epoch {
 			tx.revertLocked(m.undo)
 			if m.tt != nil {
 				m.tt.endStatement()
@@ -210,7 +212,7 @@ func (w *editWrapper) StatementComplete(ctx *sql.Context) error {
 	m := e.popMark()
 	if tx, err := e.txn(ctx); m != nil && err == nil {
 		tx.mu.Lock()
-		if m.gen == tx.gen {
+		if m.gen == tx.gen && m.epoch == tx.epoch {
 			if m.tt != nil {
 				m.tt.endStatement()
 			}
@@ -338,24 +340,64 @@ func (e *editor) op(ctx *sql.Context, fn func(tx *Txn, tt *txTable, v *tview) (*
 	if err != nil {
 		return err
 	}
-	tx.mu.Lock()
-	tt, err := tx.tableLocked(e.ts, e.meta)
-	var d *dup
-	if err == nil {
-		var v *tview
-		if v, err = tx.viewLocked(e.ts, e.meta, false); err == nil {
-			v.snap = tt.currentRead(tx, singleStatement(ctx))
-			d, err = fn(tx, tt, v)
+	for {
+		tx.mu.Lock()
+		tt, err := tx.tableLocked(e.ts, e.meta)
+		var d *dup
+		if err == nil {
+			var v *tview
+			if v, err = tx.viewLocked(e.ts, e.meta, false); err == nil {
+				v.snap = tt.currentRead(tx, singleStatement(ctx))
+				d, err = fn(tx, tt, v)
+			}
 		}
+		wait, _ := err.(*needLock)
+		var o *lockOwner
+		if wait != nil {
+			o = tx.ownerLocked()
+		}
+		tx.mu.Unlock()
+		if wait != nil {
+			// Another transaction holds the row: wait without the
+			// transaction's lock, then run fn again from the start.
+			if err := e.waitLock(ctx, tx, o, wait.k); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if d != nil {
+			return e.dupError(ctx, d.val, d.im)
+		}
+		return nil
 	}
-	tx.mu.Unlock()
-	if err != nil {
-		return err
+}
+
+// waitLock waits for row lock k for owner o of tx (see lock.go). A
+// wait-for cycle rolls the transaction back (1213), as InnoDB does with
+// its deadlock victim; a timeout fails only the statement (1205).
+func (e *editor) waitLock(ctx *sql.Context, tx *Txn, o *lockOwner, k lockKey) error {
+	var done <-chan struct{}
+	if ctx != nil {
+		done = ctx.Done()
 	}
-	if d != nil {
-		return e.dupError(ctx, d.val, d.im)
+	err := o.lt.lock(done, o, k, lockWaitTimeout(ctx))
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if _, ok := err.(errDeadlockFound); ok {
+		if tx.owner == o {
+			return tx.abortLocked(errLockCycle(e.meta.name))
+		}
+		return errLockCycle(e.meta.name)
 	}
-	return nil
+	if err == nil && tx.owner != o {
+		// The transaction ended while waiting (connection closed).
+		o.release()
+		return errLockDeadlock(e.meta.name)
+	}
+	return err
 }
 
 // lookup returns a row's current value in the view and its buffered entry.
@@ -495,11 +537,23 @@ func pendingOf(tt *txTable, key []byte) *pent {
 	return nil
 }
 
-// conflict is the error for writing a row another transaction changed after
-// the snapshot; the transaction is rolled back.
+// conflictLocked locks the row under key (or asks op to wait for it) and
+// handles a row another transaction changed after the view: the statement
+// restarts (lock.go), or, where it cannot, the transaction is rolled back.
 func (e *editor) conflictLocked(tx *Txn, v *tview, key []byte, p *pent) error {
+	locked, err := lockRowLocked(tx, e.ts, key, maxRowLocks)
+	if err != nil {
+		return err
+	}
+	// Locked: no other transaction can change the row any more. If one
+	// did after the view, the statement computed the row from an old
+	// version: restart it from the latest commit (lock.go). Past the lock
+	// limit, such a row is a conflict as before row locks.
 	if p == nil && e.s.mv.changedSince(bucketID{table: e.ts.id}, string(key), v.snap) {
-		return tx.abortLocked(errLockDeadlock(e.meta.name))
+		if !locked {
+			return tx.abortLocked(errLockDeadlock(e.meta.name))
+		}
+		return tx.restartLocked(e.meta.name)
 	}
 	return nil
 }
@@ -554,6 +608,9 @@ func (e *editor) update(ctx *sql.Context, old, row sql.Row) error {
 		moved := !bytes.Equal(oldKey, newKey)
 		freshNew := false
 		if moved {
+			if _, err := lockRowLocked(tx, e.ts, newKey, maxInsertLocks); err != nil {
+				return nil, err
+			}
 			taken, np, err := lookup(tt, v, newKey)
 			if err != nil {
 				return nil, err

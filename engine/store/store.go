@@ -111,6 +111,7 @@ type Store struct {
 	hooks atomic.Pointer[Hooks]
 	mv    *mvcc
 	group groupCommit
+	locks lockTable // row locks (lock.go)
 
 	mu  sync.RWMutex // guards dbs and the tables maps; held by DDL
 	dbs map[string]*dbState

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/shopspring/decimal"
@@ -421,7 +422,10 @@ func TestConcurrentUpdateConflict(t *testing.T) {
 	h.setupDB()
 	h.mustQuery("CREATE TABLE c (id INT PRIMARY KEY, v INT)")
 	h.mustQuery("INSERT INTO c VALUES (1, 0)")
-	// Two statements read the same row; the second commit must notice.
+	// Two statements read the same row: the second waits for the first's
+	// row lock, then finds the row changed since it read it. Without a
+	// server session to restart the statement (lock.go), that is the
+	// write conflict, and its transaction is rolled back.
 	t1 := h.newTable("c")
 	t2 := h.newTable("c")
 	u1, u2 := t1.Updater(h.ctx), t2.Updater(h.ctx)
@@ -429,30 +433,39 @@ func TestConcurrentUpdateConflict(t *testing.T) {
 	if err := u1.Update(h.ctx, old, sql.Row{int32(1), int32(1)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := u2.Update(h.ctx, old, sql.Row{int32(1), int32(2)}); err != nil {
-		t.Fatal(err)
-	}
+	done := make(chan error, 1)
+	go func() { done <- u2.Update(h.ctx, old, sql.Row{int32(1), int32(2)}) }()
+	awaitLockWait(t, h.s)
 	if err := u1.Close(h.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := u2.Close(h.ctx); err == nil || !strings.Contains(err.Error(), "concurrent") {
-		t.Fatalf("second commit: %v", err)
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "concurrent") {
+		t.Fatalf("update of a row changed while waiting for its lock: %v", err)
+	}
+	if err := u2.Close(h.ctx); err != nil {
+		t.Fatal(err)
 	}
 	expectRows(t, h, "SELECT v FROM c", "1")
 
-	// Two statements insert the same new key: both pass the early check,
-	// the second commit finds the key taken.
+	// Two statements insert the same new key: the second waits for the
+	// first's lock on it, and is a duplicate once the first commits.
 	i1, i2 := h.newTable("c").Inserter(h.ctx), h.newTable("c").Inserter(h.ctx)
-	for _, ins := range []sql.RowInserter{i1, i2} {
-		if err := ins.Insert(h.ctx, sql.Row{int32(7), int32(0)}); err != nil {
-			t.Fatal(err)
-		}
+	if err := i1.Insert(h.ctx, sql.Row{int32(7), int32(0)}); err != nil {
+		t.Fatal(err)
 	}
+	go func() { done <- i2.Insert(h.ctx, sql.Row{int32(7), int32(0)}) }()
+	awaitLockWait(t, h.s)
 	if err := i1.Close(h.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := i2.Close(h.ctx); !isDupKey(err) {
-		t.Fatalf("second insert commit: %v", err)
+	if err := <-done; !isDupKey(err) {
+		t.Fatalf("second insert: %v", err)
+	}
+	if err := i2.Close(h.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if held, _ := h.s.LockStats(); held != 0 {
+		t.Fatalf("%d row locks held after both statements", held)
 	}
 	if n, _ := h.s.RowCount("db", "c"); n != 2 {
 		t.Errorf("RowCount = %d", n)
@@ -603,4 +616,19 @@ func TestCachedCountsAndViews(t *testing.T) {
 	}
 	h.mustQuery("CREATE VIEW v AS SELECT id FROM t")
 	expectRows(t, h, "SELECT * FROM v", "1")
+}
+
+// awaitLockWait blocks until a row lock wait is in progress.
+func awaitLockWait(t *testing.T, s *Store) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, w := s.LockStats(); w > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no lock wait showed up")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }

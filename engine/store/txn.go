@@ -25,8 +25,11 @@ import (
 // cheap clone of the trees), so a statement does not see its own changes,
 // which is what MySQL promises for UPDATE … SET pk = pk + 1 and INSERT … SELECT
 // from the same table. COMMIT applies everything in one bbolt write
-// transaction, fsynced before it returns. A key written by the transaction
-// that a commit after its snapshot also changed makes the commit fail with
+// transaction, fsynced before it returns. Row locks (lock.go) keep other
+// transactions from writing the rows a transaction wrote; as a safety net
+// (and for rows written without a lock, past the lock caps), a key written
+// by the transaction that a commit after its snapshot also changed makes
+// the commit fail with
 // ER_LOCK_DEADLOCK (1213, SQLSTATE 40001), which clients and ORMs retry; the
 // whole transaction is then rolled back, as InnoDB does after a deadlock.
 // Savepoints (and each statement, for statement atomicity) are clones of the
@@ -182,6 +185,16 @@ type Txn struct {
 	// made while any is open.
 	marksOpen int
 	undo      []undoEnt
+
+	// Row locks (lock.go): the owner of the transaction's locks, the
+	// server session (nil: a statement's own transaction), and the
+	// checkpoint of the statement stmtNo to undo if it must restart;
+	// epoch moves when it does, voiding the statement's marks.
+	sess   *Session
+	owner  *lockOwner
+	stmtNo uint64
+	stmtSP *savepoint
+	epoch  uint64
 }
 
 var _ sql.Transaction = (*Txn)(nil)
@@ -227,6 +240,8 @@ func (tx *Txn) endLocked() {
 	tx.savepoints = nil
 	tx.marksOpen = 0
 	tx.undo = nil
+	tx.stmtSP, tx.stmtNo = nil, 0
+	tx.releaseLocksLocked()
 }
 
 // rollback discards the transaction's writes.
@@ -304,12 +319,16 @@ func (tt *txTable) visibleLocked() []*tree {
 
 // currentRead is the read timestamp of the statement writing tt, taken at
 // its first read (at least the transaction's snapshot, which keeps the
-// versions it needs registered). Only a transaction of a single statement
-// (autocommit) reads current rows: in a longer one an earlier plain read
-// of the row could otherwise be lost, so it keeps reading its snapshot and
-// a change committed since is a conflict (first committer wins).
+// versions it needs registered). A transaction of a single statement
+// (autocommit) reads current rows, and so does any statement the server
+// runs with row locks and restarts (lock.go: it computes from the latest
+// version anyway, and reading it at once spares a restart whenever the row
+// is not locked by another transaction). An in-process transaction of
+// several statements keeps reading its snapshot: an earlier plain read of
+// the row could otherwise be lost, and a change committed since is a
+// conflict (first committer wins).
 func (tt *txTable) currentRead(tx *Txn, single bool) uint64 {
-	if tt.open == 0 || !single {
+	if tt.open == 0 || !single && !tx.restartable() {
 		return tx.snapshotLocked()
 	}
 	if tt.readTS == 0 {
@@ -474,6 +493,10 @@ func (tx *Txn) commit() error {
 		return nil
 	}
 	defer tx.endLocked()
+	if tx.sess != nil {
+		// A statement that committed writes cannot be re-executed (lock.go).
+		tx.sess.noteCommit()
+	}
 	return tx.s.commitTables(tx.snap, tx.tables)
 }
 

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dolthub/vitess/go/sqltypes"
+
+	"github.com/dpsql/dpsql/engine/store"
+)
+
+// Statement restarts (issue 13, engine/store/lock.go).
+//
+// A write that locks a row whose latest committed version is newer than the
+// statement's read view cannot use the row it read: the store undoes the
+// statement's writes, moves the transaction's read view to the latest commit
+// and fails the statement; the handler below then executes it again from
+// the start (parsing, analysis, privilege checks and the guard included),
+// in the same transaction, keeping the row locks the first attempt took, so
+// that the next attempt reads rows nobody else can change any more. Only a
+// statement that sent nothing to the client yet is re-executed; one that
+// did, or that restarted maxStatementRestarts times, gets the 1213 it failed
+// with and its transaction is rolled back, as after a deadlock.
+
+// maxStatementRestarts bounds the re-executions of one statement.
+const maxStatementRestarts = 10
+
+// sessionsByConn maps connection ids to their store sessions.
+type sessionsByConn struct{ m sync.Map }
+
+func (s *sessionsByConn) get(id uint32) *store.Session {
+	if s == nil {
+		return nil
+	}
+	v, _ := s.m.Load(id)
+	ss, _ := v.(*store.Session)
+	return ss
+}
+
+// restarting runs one statement through run, re-executing it while the
+// store asks for a restart; run sets *sent when it passed results on.
+func (h *cachingHandler) restarting(c *mysql.Conn, run func(sent *bool) error) error {
+	s := h.sessions.get(c.ConnectionID)
+	if s == nil {
+		var sent bool
+		return run(&sent)
+	}
+	for restarts := 0; ; restarts++ {
+		s.BeginStatement()
+		sent := false
+		err := run(&sent)
+		if err == nil {
+			s.EndStatement()
+			return nil
+		}
+		if !s.RestartRequested() {
+			s.FailStatement()
+			return err
+		}
+		if sent || restarts >= maxStatementRestarts {
+			s.AbortStatement()
+			return err
+		}
+	}
+}
+
+func (h *cachingHandler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
+	// LOAD DATA LOCAL has read the client's file by the time a restart
+	// could be asked for: it counts as having sent, so it is never
+	// re-executed (the client would be asked for its file twice).
+	load := isLoadData(query)
+	return h.restarting(c, func(sent *bool) error {
+		*sent = load
+		return h.Handler.ComQuery(ctx, c, query, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })
+	})
+}
+
+// isLoadData reports whether query starts with LOAD (after blanks and
+// comments): LOAD DATA or LOAD XML.
+func isLoadData(query string) bool {
+	q := strings.TrimSpace(stripLeadingComments(query))
+	return len(q) >= 4 && strings.EqualFold(q[:4], "load")
+}
+
+func (h *cachingHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
+	var rest string
+	err := h.restarting(c, func(sent *bool) error {
+		var err error
+		rest, err = h.Handler.ComMultiQuery(ctx, c, query, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })
+		return err
+	})
+	return rest, err
+}
+
+// stripLeadingComments drops leading blanks and /* … */ or -- / # comment
+// lines.
+func stripLeadingComments(q string) string {
+	for {
+		q = strings.TrimLeft(q, " \t\r\n;")
+		switch {
+		case strings.HasPrefix(q, "/*"):
+			i := strings.Index(q, "*/")
+			if i < 0 {
+				return ""
+			}
+			q = q[i+2:]
+		case strings.HasPrefix(q, "--"), strings.HasPrefix(q, "#"):
+			i := strings.IndexByte(q, '\n')
+			if i < 0 {
+				return ""
+			}
+			q = q[i+1:]
+		default:
+			return q
+		}
+	}
+}
