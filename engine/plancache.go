@@ -177,6 +177,7 @@ type cachingHandler struct {
 }
 
 func (h *cachingHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
+	defer h.pinIfLockingRead(c, prepare.PrepareStmt)
 	node := h.pc.plan(ctx, h.sm.Load(), c, prepare)
 	if node == nil {
 		return h.restarting(c, func(sent *bool) error {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -71,10 +72,29 @@ func (h *cachingHandler) ComQuery(ctx context.Context, c *mysql.Conn, query stri
 	// could be asked for: it counts as having sent, so it is never
 	// re-executed (the client would be asked for its file twice).
 	load := isLoadData(query)
+	defer h.pinIfLockingRead(c, query)
 	return h.restarting(c, func(sent *bool) error {
 		*sent = load
 		return h.Handler.ComQuery(ctx, c, query, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })
 	})
+}
+
+// lockingRead matches the clauses of a locking read. A match anywhere in
+// the text (a string literal, a later statement of a multi-statement
+// query) only pins a snapshot that did not need it: the safe direction.
+var lockingRead = regexp.MustCompile(`(?i)\bfor\s+(update|share)\b|\block\s+in\s+share\s+mode\b`)
+
+// pinIfLockingRead pins the transaction's snapshot after a locking read
+// (store.Session.PinSnapshot): such a read takes no row lock here, and the
+// current reads of later writes would otherwise let the transaction
+// overwrite a change made after it read the row "for update".
+func (h *cachingHandler) pinIfLockingRead(c *mysql.Conn, query string) {
+	if !lockingRead.MatchString(query) {
+		return
+	}
+	if s := h.sessions.get(c.ConnectionID); s != nil {
+		s.PinSnapshot()
+	}
 }
 
 // isLoadData reports whether query starts with LOAD (after blanks and
@@ -86,6 +106,7 @@ func isLoadData(query string) bool {
 
 func (h *cachingHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
 	var rest string
+	defer h.pinIfLockingRead(c, query)
 	err := h.restarting(c, func(sent *bool) error {
 		var err error
 		rest, err = h.Handler.ComMultiQuery(ctx, c, query, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })

@@ -395,29 +395,69 @@ func TestRowLockFailedAutocommitReleases(t *testing.T) {
 	})
 }
 
-// SELECT … FOR UPDATE is accepted but is a plain snapshot read: it takes
-// no lock (docs/sql.md, Transactions), so a writer does not wait for it.
-func TestRowLockSelectForUpdateTakesNoLock(t *testing.T) {
+// SELECT … FOR UPDATE takes no row lock here (docs/sql.md, Transactions),
+// so a writer does not wait for it; instead it pins the transaction's
+// snapshot: a later write of a row changed since fails with 1213 rather
+// than overwriting the change with a value computed from the stale read
+// (the lost update InnoDB prevents by locking). Through a prepared
+// statement as well.
+func TestRowLockSelectForUpdatePinsSnapshot(t *testing.T) {
 	ts := startServer(t, t.TempDir())
 	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE lk")
 	db := ts.connect("root", rootPW, "lk")
 	mustExec(t, db, "CREATE TABLE acct (id INT PRIMARY KEY, bal INT)")
-	mustExec(t, db, "INSERT INTO acct VALUES (1, 100)")
+	mustExec(t, db, "INSERT INTO acct VALUES (1, 100), (2, 100)")
+	for _, prepared := range []bool{false, true} {
+		c, err := db.Conn(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		execC(t, c, "BEGIN")
+		var bal int
+		q := "SELECT bal FROM acct WHERE id = 1 FOR UPDATE"
+		if prepared {
+			err = c.QueryRowContext(context.Background(), "SELECT bal FROM acct WHERE id = ? FOR UPDATE", 1).Scan(&bal)
+		} else {
+			err = c.QueryRowContext(context.Background(), q).Scan(&bal)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		if h, _ := ts.e.Store.LockStats(); h != 0 {
+			t.Fatalf("SELECT … FOR UPDATE took %d row locks", h)
+		}
+		mustExec(t, db, "UPDATE acct SET bal = bal - 10 WHERE id = 1") // autocommit, does not wait
+		// Untouched rows are still writable.
+		execC(t, c, "UPDATE acct SET bal = bal + 1 WHERE id = 2")
+		_, err = c.ExecContext(context.Background(), fmt.Sprintf("UPDATE acct SET bal = %d WHERE id = 1", bal-30))
+		if code, _ := mysqlErr(err); code != 1213 {
+			t.Fatalf("prepared=%v: write after a FOR UPDATE read of a row changed since: %v, want 1213", prepared, err)
+		}
+		c.ExecContext(context.Background(), "ROLLBACK")
+		c.Close()
+		want := "[1:90 2:100]"
+		if prepared {
+			want = "[1:80 2:100]"
+		}
+		if got := balances(t, db); got != want {
+			t.Fatalf("prepared=%v: %s, want %s (lost update?)", prepared, got, want)
+		}
+	}
+	// Without a locking read, a transaction's write reads the current row
+	// (InnoDB's behaviour): no error.
 	c, err := db.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	execC(t, c, "BEGIN")
-	var bal int
-	if err := c.QueryRowContext(context.Background(), "SELECT bal FROM acct WHERE id = 1 FOR UPDATE").Scan(&bal); err != nil || bal != 100 {
-		t.Fatalf("SELECT … FOR UPDATE: %d, %v", bal, err)
-	}
-	if h, _ := ts.e.Store.LockStats(); h != 0 {
-		t.Fatalf("SELECT … FOR UPDATE took %d row locks", h)
-	}
-	mustExec(t, db, "UPDATE acct SET bal = 1 WHERE id = 1")
+	queryStrings(t, db, "SELECT bal FROM acct WHERE id = 1")
+	mustExec(t, db, "UPDATE acct SET bal = bal - 10 WHERE id = 1")
+	execC(t, c, "UPDATE acct SET bal = bal - 5 WHERE id = 1")
 	execC(t, c, "COMMIT")
+	if got := balances(t, db); got != "[1:65 2:100]" {
+		t.Fatalf("%s", got)
+	}
 }
 
 // A large multi-row INSERT (the bulk writer's path, engine/bulkload.go)

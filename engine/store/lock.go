@@ -327,7 +327,7 @@ func (tx *Txn) checkpointLocked() {
 // statement to restart, the transaction is rolled back with 1213 instead.
 func (tx *Txn) restartLocked(table string) error {
 	err := errLockDeadlock(table)
-	if tx.sess == nil || tx.stmtSP == nil || tx.stmtSP.gen != tx.gen || !tx.sess.markRestart(tx.stmtNo) {
+	if tx.pinned || tx.sess == nil || tx.stmtSP == nil || tx.stmtSP.gen != tx.gen || !tx.sess.markRestart(tx.stmtNo) {
 		return tx.abortLocked(err)
 	}
 	tx.s.locks.restarts.Add(1)

@@ -122,6 +122,20 @@ func (s *Session) FailStatement() {
 	}
 }
 
+// PinSnapshot is called after a locking read (SELECT … FOR UPDATE or
+// … LOCK IN SHARE MODE) ran in the session's transaction: that read took
+// no row lock, so the transaction's later writes must not re-read rows at
+// the latest commit (which would let it overwrite a change made after its
+// read). They keep its snapshot and fail with 1213 on a row changed since,
+// as every write did before row locks (Txn.pinned).
+func (s *Session) PinSnapshot() {
+	if t := asTxn(s.GetTransaction()); t != nil {
+		t.mu.Lock()
+		t.pinned = true
+		t.mu.Unlock()
+	}
+}
+
 // markRestart asks for statement n to be re-executed, if it can be.
 func (s *Session) markRestart(n uint64) bool {
 	s.mu.Lock()

@@ -173,6 +173,12 @@ type savepoint struct {
 // Txn is a transaction of the store; it is the sql.Transaction of a Session.
 type Txn struct {
 	readOnly bool
+	// pinned: the transaction ran a locking read (SELECT … FOR UPDATE /
+	// LOCK IN SHARE MODE), which takes no row lock here; its writes then
+	// keep its snapshot and a row changed since fails with 1213 (first
+	// committer wins) instead of being re-read, so that a value it read
+	// "for update" cannot be overwritten by a lost update (Session.PinSnapshot).
+	pinned bool
 
 	mu         sync.Mutex
 	s          *Store
@@ -328,7 +334,7 @@ func (tt *txTable) visibleLocked() []*tree {
 // the row could otherwise be lost, and a change committed since is a
 // conflict (first committer wins).
 func (tt *txTable) currentRead(tx *Txn, single bool) uint64 {
-	if tt.open == 0 || !single && !tx.restartable() {
+	if tt.open == 0 || tx.pinned || !single && !tx.restartable() {
 		return tx.snapshotLocked()
 	}
 	if tt.readTS == 0 {
