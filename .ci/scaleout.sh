@@ -40,8 +40,16 @@ check "DP_TRAIN linreg pushed down -> $model"
 # [push2] DP_LSQ linear (default call: centred, pushed down)
 model=$(ana "SELECT DP_LSQ('points', 1, 'linear', 'label=y; features=x1,x2,x3,x4,x5')") || fail "DP_LSQ"
 check "DP_LSQ linear pushed down -> $model"
+# [push3] the in-box split: rows with NULLs (written by the owner on the
+# head) are summed by the clamped, grouped part, the others unclamped; the
+# model's n is the sum of both parts' counts.
+mariadb --protocol=tcp -h127.0.0.1 -P"$HEAD_PORT" -udpsql -pdpsql -e \
+  "INSERT INTO dp.points (id, x1, x2, y) VALUES (20000, NULL, 0.5, 0.5), (20001, 0.5, 0.5, NULL), (20002, 0.25, NULL, 0.25)" || fail "owner insert on the head"
+ana "SELECT DP_TRAIN('points', 1, 'linreg', 'label=y; features=x1,x2,x3,x4,x5; model=m_split')" >/dev/null || fail "DP_TRAIN (split)"
+[ "$(root "SELECT n FROM dpsql.dp_models WHERE name = 'm_split'")" = 20003 ] || fail "split n: $(root "SELECT n FROM dpsql.dp_models WHERE name = 'm_split'")"
+check "DP_TRAIN linreg on the in-box split counts every row (n = 20003)"
 s=$(ana "SELECT epsilon_spent FROM dp_budget WHERE table_name = 'dp.points'")
-[ "$s" = 3 ] || fail "spent $s, want 3"; check "budget charged ($s)"
+[ "$s" = 4 ] || fail "spent $s, want 4"; check "budget charged ($s)"
 if grep -q "ana-pw\|dpsql:dpsql" "$work/err"; then fail "secret in an error"; fi
 kill -TERM $pid; wait $pid || true
 echo "$pass passed, 0 failed"

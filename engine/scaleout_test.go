@@ -387,13 +387,19 @@ func TestScaleOutExactStatistics(t *testing.T) {
 		for _, src := range []struct {
 			name, db string
 			exact    bool
-		}{{"exact single MariaDB", "single_", true}, {"exact Spider", "sharded_", true}, {"fast single MariaDB", "single_", false}, {"fast Spider", "sharded_", false}} {
+			one      bool
+		}{{"exact single MariaDB", "single_", true, false}, {"exact Spider", "sharded_", true, false},
+			{"fast single MariaDB (in-box split)", "single_", false, false}, {"fast Spider (in-box split)", "sharded_", false, false},
+			{"fast single MariaDB (one statement)", "single_", false, true}, {"fast Spider (one statement)", "sharded_", false, true}} {
 			var a, c []float64
 			var nB int64
 			var ok bool
-			if src.exact {
+			switch {
+			case src.exact:
 				a, c, nB, ok, err = ts.e.Backend.LinearStatsExact(src.db+suffix, "pts", m)
-			} else {
+			case src.one:
+				a, c, nB, ok, err = ts.e.Backend.LinearStatsOneStatement(src.db+suffix, "pts", m)
+			default:
 				a, c, nB, ok, err = ts.e.Backend.LinearStats(src.db+suffix, "pts", m)
 			}
 			if err != nil || !ok || nB != n {
@@ -437,8 +443,9 @@ func TestScaleOutExactStatistics(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("%s: n=%d, %d+%d statistics; max |embedded − backend| = %v (%.3g of the proven bound); exact single MariaDB = Spider bit for bit",
-			set, n, len(aE), len(cE), worst, worstRatio)
+		inside := splitRows(t, ts, "single_"+suffix, m, true)
+		t.Logf("%s: n=%d (%d inside the box), %d+%d statistics; max |embedded − backend| = %v (%.3g of the proven bound); exact single MariaDB = Spider bit for bit",
+			set, n, inside, len(aE), len(cE), worst, worstRatio)
 
 		// DP_MEAN's shifted sum, with NULLs and clipping.
 		var want float64
@@ -462,6 +469,45 @@ func TestScaleOutExactStatistics(t *testing.T) {
 		}
 		ts.stop()
 	}
+}
+
+// splitRows runs the in-box part of the fast statistics directly and
+// returns its row count, checking that the parts add up to n and, with
+// both, that each holds rows (so the equalities cover both statements).
+func splitRows(t *testing.T, ts *testServer, db string, m functions.LinearMap, both bool) int64 {
+	t.Helper()
+	qs, ok := ts.e.Backend.LinearStatsQuery(db, "pts", m, false)
+	if !ok || len(qs) != 2 {
+		t.Fatalf("%s: %d statements, want the in-box split", db, len(qs))
+	}
+	var in, out int64
+	for i, p := range []*int64{&in, &out} {
+		rows, err := headConn(t).Query(qs[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		var k int64
+		rest := []any{&k}
+		for range cols[1:] {
+			rest = append(rest, new(any))
+		}
+		for rows.Next() { // the outside part: one row per group
+			if err := rows.Scan(rest...); err != nil {
+				t.Fatal(err)
+			}
+			*p += k
+		}
+		rows.Close()
+	}
+	var n int64
+	if err := headConn(t).QueryRow("SELECT COUNT(*) FROM " + db + ".pts").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if in+out != n || both && (in == 0 || out == 0) {
+		t.Fatalf("%s: %d rows inside the box, %d outside, of %d", db, in, out, n)
+	}
+	return in
 }
 
 // backendLeak matches what an analyst must never see of the backend: its
@@ -696,4 +742,75 @@ func TestScaleOutBypassSuite(t *testing.T) {
 
 func (d *downAfterCount) CountOutside(db, table, col string, lo, hi float64) (int64, bool, error) {
 	return d.Rows.(functions.Pushdown).CountOutside(db, table, col, lo, hi)
+}
+
+// TestScaleOutSplitMinRow: Spider's head re-checks a pushed-down
+// aggregate's WHERE on the row of each shard's column-wise minima and drops
+// the shard when it fails (mysqlstore fastStats.parts). Rows outside the
+// box whose minima lie inside it — (2, 0, 0) and (0, 2, 0) and NULLs, on
+// every shard — made an ungrouped outside part return nothing. The split
+// must give the one-statement sums bit for bit (dyadic values) and all n.
+func TestScaleOutSplitMinRow(t *testing.T) {
+	needSpider(t)
+	var rows [][]float64
+	for i := 0; i < 40; i++ {
+		switch i % 5 {
+		case 0:
+			rows = append(rows, []float64{float64(i), 2, 0, 0, 0.5})
+		case 1:
+			rows = append(rows, []float64{float64(i), 0, 2, 0, -0.5})
+		case 2:
+			rows = append(rows, []float64{float64(i), math.NaN(), 0.25, 0, 0.5})
+		case 3:
+			rows = append(rows, []float64{float64(i), 0.5, 0.25, 0, math.NaN()})
+		default:
+			rows = append(rows, []float64{float64(i), 0.5, 0.5, 0.5, 0.5})
+		}
+	}
+	cfg := linreg.Config{Epsilon: 1, Delta: 1e-6, Features: []string{"x1", "x2", "x3"}, Lo: []float64{-1, -1, -1}, Hi: []float64{1, 1, 1},
+		Label: "y", LabelLo: -1, LabelHi: 1, Bounds: linreg.BoundsPublic, N: len(rows)}
+	tr, err := linreg.Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mul, add, inv, icept, lnull, mid, half := tr.Map()
+	m := functions.LinearMap{Features: cfg.Features, Mul: mul, Add: add, Inv: inv, Intercept: icept,
+		Label: "y", LabelLo: -1, LabelHi: 1, Mid: mid, Half: half, LabelNull: lnull}
+	createSingle(t, "minrow_single", "pts", pointCols)
+	createSharded(t, "minrow_sharded", "pts", pointCols)
+	insertRows(t, headConn(t), "minrow_single.pts", renderRows(rows))
+	insertRows(t, headConn(t), "minrow_sharded.pts", renderRows(rows))
+	ts := startBackendServer(t, t.TempDir())
+	defer ts.stop()
+	root := ts.connect("root", rootPW, "")
+	for _, db := range []string{"minrow_single", "minrow_sharded"} {
+		mustExec(t, root, fmt.Sprintf("CALL dp_attach('%s.pts')", db))
+		a1, c1, n1, ok1, err1 := ts.e.Backend.LinearStatsOneStatement(db, "pts", m)
+		a2, c2, n2, ok2, err2 := ts.e.Backend.LinearStats(db, "pts", m)
+		if err1 != nil || err2 != nil || !ok1 || !ok2 || n1 != int64(len(rows)) || n2 != n1 {
+			t.Fatalf("%s: n one statement %d, split %d (%v %v %v %v)", db, n1, n2, ok1, ok2, err1, err2)
+		}
+		for i := range a1 {
+			if a1[i] != a2[i] {
+				t.Fatalf("%s: A[%d]: one statement %v, split %v", db, i, a1[i], a2[i])
+			}
+		}
+		for i := range c1 {
+			if c1[i] != c2[i] {
+				t.Fatalf("%s: c[%d]: one statement %v, split %v", db, i, c1[i], c2[i])
+			}
+		}
+		if in := splitRows(t, ts, db, m, true); in != 8 {
+			t.Fatalf("%s: %d rows inside the box, want 8", db, in)
+		}
+	}
+	// The ungrouped outside part really loses rows on this cluster (the
+	// reason for the grouping); if Spider is fixed this only logs.
+	qs, _ := ts.e.Backend.LinearStatsQuery("minrow_sharded", "pts", m, false)
+	where := qs[1][strings.Index(qs[1], " WHERE "):strings.Index(qs[1], " GROUP BY ")]
+	var k int64
+	if err := headConn(t).QueryRow("SELECT COUNT(*) FROM minrow_sharded.pts" + where).Scan(&k); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("ungrouped outside part on Spider: %d of 32 rows", k)
 }

@@ -48,6 +48,15 @@ type bench struct {
 	warmup bool
 	pids   []string
 	only   []string
+	// interleave: measurements are queued and run round-robin (one run
+	// of each per round), so that a changing machine load hits them alike.
+	interleave bool
+	queue      []queued
+}
+
+type queued struct {
+	what string
+	fn   func() error
 }
 
 func open(addr, user, pw, db string) (*sql.DB, error) {
@@ -73,13 +82,14 @@ func run() error {
 	exact := flag.Bool("exact", false, "also time the exact DECIMAL statement (the audit reference; ≈ 30× slower)")
 	warmup := flag.Bool("warmup", true, "run each measurement once before the timed runs")
 	mean := flag.Bool("mean", true, "also time DP_MEAN and its statement")
+	interleave := flag.Bool("interleave", false, "run the measurements round-robin (one run of each per round) instead of one after the other; ratios then survive a changing load")
 	pids := flag.String("pids", "", "comma-separated pids of the backend's mariadbd processes (head and shards): their CPU time per run is reported")
 	flag.Parse()
 	cfg, err := mysql.ParseDSN(*dsn)
 	if err != nil {
 		return fmt.Errorf("--dsn: %w", err)
 	}
-	b := &bench{reps: *reps, warmup: *warmup}
+	b := &bench{reps: *reps, warmup: *warmup, interleave: *interleave}
 	if *only != "" {
 		b.only = strings.Split(*only, ",")
 	}
@@ -163,7 +173,8 @@ func run() error {
 		Label: "y", LabelLo: -1, LabelHi: 1, Mid: mid, Half: half, LabelNull: lnull}
 	q, ok := b.e.Backend.LinearStatsQuery(db, name, lm, false)
 	qExact, ok2 := b.e.Backend.LinearStatsQuery(db, name, lm, true)
-	if !ok || !ok2 {
+	qOne, ok3 := b.e.Backend.LinearStatsOneStatementQuery(db, name, lm)
+	if !ok || !ok2 || !ok3 {
 		return fmt.Errorf("no pushdown query for %s", *table)
 	}
 	var naive strings.Builder
@@ -178,9 +189,10 @@ func run() error {
 	naive.WriteString(" FROM " + *table)
 
 	b.measure("raw aggregate on MariaDB: naive unclipped DOUBLE SUM(xi*xj)", func() error { return drain(b.head, naive.String()) })
-	b.measure("raw aggregate on MariaDB: the statement dpsql sends (clipped, DOUBLE sums)", func() error { return drain(b.head, q) })
+	b.measure(fmt.Sprintf("raw aggregate on MariaDB: the %d statement(s) dpsql sends (in-box split, DOUBLE sums)", len(q)), func() error { return drainAll(b.head, q) })
+	b.measure("raw aggregate on MariaDB: the one clipped statement (before the in-box split)", func() error { return drain(b.head, qOne) })
 	if *exact {
-		b.measure("raw aggregate on MariaDB: the exact statement (clipped, DECIMAL sums)", func() error { return drain(b.head, qExact) })
+		b.measure("raw aggregate on MariaDB: the exact statement (clipped, DECIMAL sums)", func() error { return drainAll(b.head, qExact) })
 	}
 	b.measure("dpsql DP_TRAIN linreg (pushed down), through the wire", func() error {
 		return drain(b.dpsql, fmt.Sprintf("SELECT DP_TRAIN('%s', 1, 'linreg', 'label=y; delta=1e-6')", *table))
@@ -225,6 +237,7 @@ func run() error {
 			})
 		}
 	}
+	b.flush()
 	fmt.Printf("\nload average at the end: %s\n", loadavg())
 	return nil
 }
@@ -235,6 +248,17 @@ func fill(n int, v float64) []float64 {
 		out[i] = v
 	}
 	return out
+}
+
+// drainAll runs the statements one after the other (not in one snapshot:
+// the cost is the same).
+func drainAll(db *sql.DB, qs []string) error {
+	for _, q := range qs {
+		if err := drain(db, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func drain(db *sql.DB, q string) error {
@@ -284,6 +308,10 @@ func (b *bench) measure(what string, fn func() error) {
 			return
 		}
 	}
+	if b.interleave {
+		b.queue = append(b.queue, queued{what, fn})
+		return
+	}
 	if b.warmup {
 		if err := fn(); err != nil {
 			fmt.Printf("| %s | error: %v | | | |\n", what, err)
@@ -306,6 +334,47 @@ func (b *bench) measure(what string, fn func() error) {
 	sort.Float64s(times)
 	sort.Float64s(cpus)
 	fmt.Printf("| %s | %.3f | %.2f | %d | %d |\n", what, times[len(times)/2], cpus[len(cpus)/2], moved, shard)
+}
+
+// flush runs the queued measurements round-robin (--interleave): a
+// warm-up round, then reps rounds; it prints the medians.
+func (b *bench) flush() {
+	if len(b.queue) == 0 {
+		return
+	}
+	failed := make([]error, len(b.queue))
+	if b.warmup {
+		for i, q := range b.queue {
+			failed[i] = q.fn()
+		}
+	}
+	times, cpus := make([][]float64, len(b.queue)), make([][]float64, len(b.queue))
+	moved, shard := make([]int64, len(b.queue)), make([]int64, len(b.queue))
+	for r := 0; r < b.reps; r++ {
+		for i, q := range b.queue {
+			if failed[i] != nil {
+				continue
+			}
+			m0, s0, c0 := b.e.Backend.BytesMoved(), b.shardBytes(), b.cpu()
+			start := time.Now()
+			if failed[i] = q.fn(); failed[i] != nil {
+				continue
+			}
+			times[i] = append(times[i], time.Since(start).Seconds())
+			cpus[i] = append(cpus[i], b.cpu()-c0)
+			moved[i], shard[i] = b.e.Backend.BytesMoved()-m0, b.shardBytes()-s0
+		}
+	}
+	for i, q := range b.queue {
+		if failed[i] != nil {
+			fmt.Printf("| %s | error: %v | | | |\n", q.what, failed[i])
+			continue
+		}
+		sort.Float64s(times[i])
+		sort.Float64s(cpus[i])
+		fmt.Printf("| %s | %.3f | %.2f | %d | %d |\n", q.what, times[i][len(times[i])/2], cpus[i][len(cpus[i])/2], moved[i], shard[i])
+	}
+	b.queue = nil
 }
 
 // cpu returns the user + system CPU seconds of the --pids processes

@@ -50,6 +50,10 @@ type table struct {
 	db, name string
 	schema   gsql.Schema
 	kinds    []kind
+	// double marks the columns stored as DOUBLE (REAL): their values are
+	// the float64 dpsql reads, so arithmetic on the bare column is the
+	// embedded path's (the in-box split of the fast statement, sums.go).
+	double []bool
 }
 
 type kind int
@@ -198,6 +202,8 @@ func (b *Backend) describe(ctx context.Context, db, name string) (*table, error)
 		t.db, t.name = sdb, sname
 		k, typ := mapType(dt, ct)
 		t.kinds = append(t.kinds, k)
+		dtl := strings.ToLower(dt)
+		t.double = append(t.double, dtl == "double" || dtl == "real" || dtl == "double precision")
 		t.schema = append(t.schema, &gsql.Column{Name: col, Type: typ, Nullable: nullable == "YES",
 			PrimaryKey: ckey == "PRI", Source: sname, DatabaseSource: sdb})
 	}

@@ -54,6 +54,13 @@ func (t *table) columns(cols []string) ([]string, []kind, error) {
 	return names, kinds, nil
 }
 
+// isDouble reports whether the column (as columns spells it) is stored as
+// DOUBLE on the backend.
+func (t *table) isDouble(name string) bool {
+	j := t.schema.IndexOfColName(name)
+	return j >= 0 && j < len(t.double) && t.double[j]
+}
+
 func (t *table) from() string { return quote(t.db) + "." + quote(t.name) }
 
 func selectList(names []string) string {

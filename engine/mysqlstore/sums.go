@@ -83,7 +83,21 @@ func (b *Backend) ShiftedSum(db, name, col string, lo, hi float64) (float64, int
 // LinearStats implements functions.Pushdown with the fast statement
 // (linearFast): DOUBLE sums in whatever order the backend adds, within the
 // any-order rounding allowance linreg plans for (linreg.Config.AnyOrderSums).
+// Where the map allows it the statement is split at a public box (see
+// fastStats): the rows inside it are summed with the clamps left out, the
+// others with them, in one snapshot, and dpsql adds the two partial sums.
 func (b *Backend) LinearStats(db, name string, m functions.LinearMap) ([]float64, []float64, int64, bool, error) {
+	return b.linearStats(db, name, m, true)
+}
+
+// LinearStatsOneStatement is LinearStats without the in-box split: one
+// statement with every value clamped (the same sums up to the order of
+// additions). For tests and cmd/scalebench.
+func (b *Backend) LinearStatsOneStatement(db, name string, m functions.LinearMap) ([]float64, []float64, int64, bool, error) {
+	return b.linearStats(db, name, m, false)
+}
+
+func (b *Backend) linearStats(db, name string, m functions.LinearMap, split bool) ([]float64, []float64, int64, bool, error) {
 	t, ok := b.lookup(db, name)
 	if !ok {
 		return nil, nil, 0, false, nil
@@ -92,7 +106,7 @@ func (b *Backend) LinearStats(db, name string, m functions.LinearMap) ([]float64
 	if !ok {
 		return nil, nil, 0, false, nil
 	}
-	out, n, err := b.aggregate(t, fs.terms)
+	out, n, err := b.aggregateParts(t, fs.parts(split))
 	if err != nil {
 		return nil, nil, 0, true, err
 	}
@@ -129,20 +143,39 @@ func (b *Backend) LinearStatsExact(db, name string, m functions.LinearMap) ([]fl
 	return a, c, n, true, nil
 }
 
-// LinearStatsQuery returns the aggregate statement LinearStats sends (exact
-// = false) or LinearStatsExact sends (exact = true), for benchmarks that run
-// it directly on the backend.
-func (b *Backend) LinearStatsQuery(db, name string, m functions.LinearMap, exact bool) (string, bool) {
+// LinearStatsQuery returns the aggregate statements LinearStats sends
+// (exact = false: two with the in-box split, else one), or the one
+// LinearStatsExact sends (exact = true), for benchmarks that run them
+// directly on the backend.
+func (b *Backend) LinearStatsQuery(db, name string, m functions.LinearMap, exact bool) ([]string, bool) {
 	t, ok := b.lookup(db, name)
 	if !ok {
-		return "", false
+		return nil, false
 	}
 	if exact {
 		terms, _, ok := linearTerms(t, m)
 		if !ok {
-			return "", false
+			return nil, false
 		}
-		return aggregateSQL(t, terms), true
+		return []string{aggregateSQL(t, terms)}, true
+	}
+	fs, ok := linearFast(t, m)
+	if !ok {
+		return nil, false
+	}
+	var qs []string
+	for _, p := range fs.parts(true) {
+		qs = append(qs, p.sql(t))
+	}
+	return qs, true
+}
+
+// LinearStatsOneStatementQuery is the statement LinearStatsOneStatement
+// sends.
+func (b *Backend) LinearStatsOneStatementQuery(db, name string, m functions.LinearMap) (string, bool) {
+	t, ok := b.lookup(db, name)
+	if !ok {
+		return "", false
 	}
 	fs, ok := linearFast(t, m)
 	if !ok {
@@ -169,11 +202,105 @@ func (b *Backend) LinearStatsQuery(db, name string, m functions.LinearMap, exact
 // add = 0 (bounds [−1, 1]) it is LEAST(GREATEST(v, −1), 1); the overflow
 // guard (an inner clamp to ±10³⁰⁰/mul) is only written when v·mul + add
 // could overflow (mul > ½ or |add| > 10³⁰⁷).
+//
+// The in-box split. MariaDB has no common-subexpression elimination, so the
+// clamps cost more than the products (≈ 2.5× the plain aggregate). Inside a
+// public box — every DOUBLE feature v with v ∈ [a_j, b_j], where the clamp
+// provably changes nothing, and the label inside its bounds — each value
+// equals its unclamped expression bit for bit, so the rows there are summed
+// with inTerms (the plain aggregate plus ≈ 1 comparison per column and
+// row) under `WHERE (box) IS TRUE`, and all other rows (outside, or with a
+// NULL: the predicate is then NULL, and NULL IS TRUE is false) with the
+// clamped terms under `WHERE (box) IS NOT TRUE`. Every row is in exactly
+// one part, with the very per-row values of the one-statement form; dpsql
+// adds the two partial sums, one more node of a summation tree over the
+// same n terms, which the any-order bound γ_{n+8} already covers.
 type fastStats struct {
 	terms     []string
+	inTerms   []string // the same terms inside the box (nil: no split)
+	box       []string // the per-column conditions of the box
 	d, f      int
 	intercept bool
 	inv       float64
+}
+
+// aggPart is one statement of a release: COUNT(*) and SUM(term)… over
+// the rows where holds (every row when empty), in groups when group is
+// set (the statement then returns one row per group).
+type aggPart struct {
+	terms []string
+	where string
+	group string
+}
+
+func (p aggPart) sql(t *table) string {
+	q := aggregateSQL(t, p.terms)
+	if p.where != "" {
+		q += " WHERE " + p.where
+	}
+	if p.group != "" {
+		q += " GROUP BY " + p.group
+	}
+	return q
+}
+
+// parts returns the statements of the fast statistics: the in-box split
+// when asked for and possible, else the one clamped statement.
+//
+// The part outside the box is grouped by the first column whose condition
+// fails. This works around Spider (10.11): with a pushed-down aggregate
+// the head evaluates the WHERE again on one row made of MIN(column) of
+// each shard's matching rows, and drops the shard's sums when that row
+// fails — so a condition whose rows' column-wise minima can fail it (the
+// outside of a box: (2, 0) and (0, 2) are outside [−1, 1]², their minima
+// (0, 0) inside) loses whole shards. Within a group j the columns before
+// j are inside their intervals (so are their minima: intervals are
+// convex) and column j is outside or NULL (the minimum of such values is
+// one of them), so the row of minima is in the same group and fails the
+// box: every group the shards return is kept. The part inside the box is
+// safe as it is (its minima lie in the box). Any backend gives the same
+// sums for this grouping; dpsql adds the groups' sums.
+func (fs fastStats) parts(split bool) []aggPart {
+	if !split || fs.inTerms == nil {
+		return []aggPart{{terms: fs.terms}}
+	}
+	box := "(" + strings.Join(fs.box, " AND ") + ")"
+	var first strings.Builder
+	first.WriteString("CASE")
+	for j, c := range fs.box {
+		fmt.Fprintf(&first, " WHEN (%s) IS NOT TRUE THEN %d", c, j+1)
+	}
+	first.WriteString(" ELSE 0 END")
+	return []aggPart{
+		{terms: fs.inTerms, where: box + " IS TRUE"},
+		{terms: fs.terms, where: box + " IS NOT TRUE", group: first.String()},
+	}
+}
+
+// unitBox returns the largest interval [a, b] of doubles found on which
+// fl(fl(v·mul) + add) ∈ [−1, 1], i.e. where Prepared.Transform's clamp
+// changes nothing. fl(v·mul) (mul > 0) and fl(· + add) are monotone, so
+// checking the two ends suffices; the ends start at the real solutions
+// and step inward one ulp at a time until the check holds.
+func unitBox(mul, add float64) (a, b float64, ok bool) {
+	u := func(v float64) float64 { return v*mul + add }
+	a, b = (-1-add)/mul, (1-add)/mul
+	if !finite(a, b) {
+		return 0, 0, false
+	}
+	for i := 0; u(a) < -1 || u(a) > 1; i++ {
+		if i == 64 {
+			return 0, 0, false
+		}
+		a = math.Nextafter(a, math.Inf(1))
+	}
+	for i := 0; u(b) > 1 || u(b) < -1; i++ {
+		if i == 64 {
+			return 0, 0, false
+		}
+		b = math.Nextafter(b, math.Inf(-1))
+	}
+	return a, b, a <= b
 }
 
 func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
@@ -193,17 +320,34 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 			return fastStats{}, false
 		}
 	}
-	u := make([]string, d)
+	u, uIn := make([]string, d), make([]string, d)
+	var box []string
 	for j := 0; j < d; j++ {
 		mul, add := m.Mul[j], m.Add[j]
 		if !finite(mul, add) || !(mul > 0) || math.Abs(add) >= 1e299 {
 			return fastStats{}, false
 		}
 		v := quote(names[j])
+		// Inside the box the clamp is the identity: the bare column (or
+		// v·mul + add, which cannot overflow there: |v·mul| ≤ 1 + |add|).
+		// Other column types keep the clamped form (its LEAST/GREATEST
+		// also converts them to DOUBLE) and add no condition.
+		uIn[j] = ""
+		if a, b, ok := unitBox(mul, add); ok && t.isDouble(names[j]) {
+			box = append(box, v+" BETWEEN "+lit(a)+" AND "+lit(b))
+			if mul == 1 && add == 0 {
+				uIn[j] = v
+			} else {
+				uIn[j] = "(" + v + " * " + lit(mul) + " + " + lit(add) + ")"
+			}
+		}
 		if mul == 1 && add == 0 {
 			// fl(v·1 + 0) = v for every finite v (−0 becomes +0, which no
 			// product or sum distinguishes): no arithmetic, no overflow.
 			u[j] = "LEAST(GREATEST(" + v + ", -1e0), 1e0)"
+			if uIn[j] == "" {
+				uIn[j] = u[j]
+			}
 			continue
 		}
 		if mul > 0.5 || math.Abs(add) > 1e307 {
@@ -213,6 +357,9 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 			}
 		}
 		u[j] = "LEAST(GREATEST(" + v + " * " + lit(m.Mul[j]) + " + " + lit(add) + ", -1e0), 1e0)"
+		if uIn[j] == "" {
+			uIn[j] = u[j]
+		}
 	}
 	// y′ = clamp((clip(y) − mid)/half, −1, 1) with clip's NULL value. When
 	// that NULL value maps to exactly 0 the COALESCE is dropped (SUM skips
@@ -222,32 +369,63 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 	if !ok {
 		return fastStats{}, false
 	}
+	yRaw := yv
 	if (m.LabelNull-m.Mid)/m.Half != 0 {
 		yv = "COALESCE(" + yv + ", " + lit(m.LabelNull) + ")"
 	}
 	y := "LEAST(GREATEST(" + yv + ", " + lit(m.LabelLo) + "), " + lit(m.LabelHi) + ")"
-	if !(m.Mid == 0 && m.Half == 1 && m.LabelLo >= -1 && m.LabelHi <= 1) {
+	short := m.Mid == 0 && m.Half == 1 && m.LabelLo >= -1 && m.LabelHi <= 1
+	if !short {
 		y = "LEAST(GREATEST((" + y + " - " + lit(m.Mid) + ") / " + lit(m.Half) + ", -1e0), 1e0)"
+	}
+	// Inside the label bounds clip is the identity (NULL is never inside:
+	// no COALESCE); fl(fl(v − mid)/half) is monotone, so the outer clamp is
+	// dropped when the two bounds map into [−1, 1].
+	yIn := y
+	if t.isDouble(names[d]) {
+		box = append(box, yRaw+" BETWEEN "+lit(m.LabelLo)+" AND "+lit(m.LabelHi))
+		yIn = yRaw
+		if !short {
+			yIn = "(" + yRaw + " - " + lit(m.Mid) + ") / " + lit(m.Half)
+			if lo, hi := (m.LabelLo-m.Mid)/m.Half, (m.LabelHi-m.Mid)/m.Half; lo >= -1 && hi <= 1 {
+				yIn = "(" + yIn + ")"
+			} else {
+				yIn = "LEAST(GREATEST(" + yIn + ", -1e0), 1e0)"
+			}
+		}
 	}
 	fs := fastStats{d: d, f: d, intercept: m.Intercept, inv: m.Inv}
 	if m.Intercept {
 		fs.f++
 	}
-	for j := 0; j < d; j++ {
-		for k := j; k < d; k++ {
-			fs.terms = append(fs.terms, u[j]+" * "+u[k])
-		}
-	}
-	if m.Intercept {
-		fs.terms = append(fs.terms, u...)
-	}
-	for j := 0; j < d; j++ {
-		fs.terms = append(fs.terms, u[j]+" * "+y)
-	}
-	if m.Intercept {
-		fs.terms = append(fs.terms, y)
+	fs.terms = productTerms(u, y, m.Intercept)
+	if len(box) > 0 {
+		fs.inTerms = productTerms(uIn, yIn, m.Intercept)
+		fs.box = box
 	}
 	return fs, true
+}
+
+// productTerms lists the fast statement's terms (in assemble's order) from
+// the per-row feature values u and label value y.
+func productTerms(u []string, y string, intercept bool) []string {
+	d := len(u)
+	var terms []string
+	for j := 0; j < d; j++ {
+		for k := j; k < d; k++ {
+			terms = append(terms, u[j]+" * "+u[k])
+		}
+	}
+	if intercept {
+		terms = append(terms, u...)
+	}
+	for j := 0; j < d; j++ {
+		terms = append(terms, u[j]+" * "+y)
+	}
+	if intercept {
+		terms = append(terms, y)
+	}
+	return terms
 }
 
 // assemble turns the statement's sums (in the order of terms) into A (F×F,
@@ -361,32 +539,70 @@ func aggregateSQL(t *table, terms []string) string {
 // aggregate runs SELECT COUNT(*), SUM(term)… FROM t in one snapshot and
 // returns the sums rounded to float64 (an empty table sums to 0).
 func (b *Backend) aggregate(t *table, terms []string) ([]float64, int64, error) {
-	q := aggregateSQL(t, terms)
-	raw := make([]sql.NullString, len(terms))
+	return b.aggregateParts(t, []aggPart{{terms: terms}})
+}
+
+// aggregateParts runs the statements of parts (each with the same number
+// of terms, over disjoint sets of rows) in one snapshot and returns, per
+// term, the exact sum of their sums rounded to float64 once, and the sum
+// of their counts.
+func (b *Backend) aggregateParts(t *table, parts []aggPart) ([]float64, int64, error) {
+	nt := len(parts[0].terms)
+	sums := make([]*big.Rat, nt)
+	for i := range sums {
+		sums[i] = new(big.Rat)
+	}
+	var total int64
+	raw := make([]sql.NullString, nt)
 	var n int64
+	dest := make([]any, 1+nt)
+	dest[0] = &n
+	for i := range raw {
+		dest[i+1] = &raw[i]
+	}
 	err := b.snapshot(context.Background(), func(c *sql.Conn) error {
-		dest := make([]any, 1+len(terms))
-		dest[0] = &n
-		for i := range raw {
-			dest[i+1] = &raw[i]
+		for _, p := range parts {
+			if len(p.terms) != nt {
+				return fmt.Errorf("aggregate over %s: parts with %d and %d terms", t.from(), nt, len(p.terms))
+			}
+			rows, err := c.QueryContext(context.Background(), p.sql(t))
+			if err != nil {
+				return b.fail("aggregate over "+t.from(), err)
+			}
+			for rows.Next() {
+				if err := rows.Scan(dest...); err != nil {
+					rows.Close()
+					return b.fail("aggregate over "+t.from(), err)
+				}
+				total += n
+				for i, r := range raw {
+					if !r.Valid {
+						continue // SUM of no rows
+					}
+					v, ok := new(big.Rat).SetString(r.String)
+					if !ok {
+						rows.Close()
+						return fmt.Errorf("%w: aggregate over %s: unparsable sum %q", functions.ErrBackend, t.from(), r.String)
+					}
+					sums[i].Add(sums[i], v)
+				}
+			}
+			err = rows.Err()
+			rows.Close()
+			if err != nil {
+				return b.fail("aggregate over "+t.from(), err)
+			}
 		}
-		return b.fail("aggregate over "+t.from(), c.QueryRowContext(context.Background(), q).Scan(dest...))
+		return nil
 	})
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]float64, len(terms))
-	for i, r := range raw {
-		if !r.Valid {
-			continue // SUM of no rows
-		}
-		v, ok := new(big.Rat).SetString(r.String)
-		if !ok {
-			return nil, 0, fmt.Errorf("%w: aggregate over %s: unparsable sum %q", functions.ErrBackend, t.from(), r.String)
-		}
+	out := make([]float64, nt)
+	for i, v := range sums {
 		out[i], _ = v.Float64() // nearest float64, ties to even
 	}
-	return out, n, nil
+	return out, total, nil
 }
 
 // CountOutside implements functions.Pushdown: the rows whose col is not

@@ -52,6 +52,7 @@ func testTable() *table {
 	}{{"a", kindFloat, types.Float64}, {"b", kindInt, types.Int64}, {"s", kindText, types.LongText}, {"y", kindFloat, types.Float64}} {
 		t.schema = append(t.schema, &gsql.Column{Name: c.name, Type: c.typ})
 		t.kinds = append(t.kinds, c.k)
+		t.double = append(t.double, c.k == kindFloat)
 	}
 	return t
 }
@@ -220,5 +221,100 @@ func TestLabelShift(t *testing.T) {
 		if _, _, ok := linearTerms(tb, m); ok {
 			t.Fatalf("exact statement accepted shift %v", bad)
 		}
+	}
+}
+
+// unitBox: on [a, b] the transform lands in [−1, 1] (checked at the ends
+// and on a grid inside, the map being monotone), and the box is the
+// declared bounds up to a few ulps, so in-bounds rows are summed unclamped.
+func TestUnitBox(t *testing.T) {
+	for _, lo := range []float64{-1000, -3.7, -1, 0, 1e-9, 1000, 7.3e5} {
+		for _, w := range []float64{1e-6, 0.3, 1, 2, 7, 1e12} {
+			s, _ := mechanism.NewScaler([]float64{lo}, []float64{lo + w}, true)
+			p := s.Prepare()
+			mul, add, _ := p.Affine()
+			a, b, ok := unitBox(mul[0], add[0])
+			if !ok {
+				t.Fatalf("[%v, %v]: no box", lo, lo+w)
+			}
+			for i := 0; i <= 1000; i++ {
+				v := a + (b-a)*float64(i)/1000
+				if i == 1000 {
+					v = b
+				}
+				if u := v*mul[0] + add[0]; u < -1 || u > 1 {
+					t.Fatalf("[%v, %v]: box [%v, %v], u(%v) = %v", lo, lo+w, a, b, v, u)
+				}
+			}
+			if math.Abs(a-lo) > 8*ulp(lo)+8*ulp(w) || math.Abs(b-(lo+w)) > 8*ulp(lo+w)+8*ulp(w) {
+				t.Fatalf("[%v, %v]: box [%v, %v] is not the bounds", lo, lo+w, a, b)
+			}
+		}
+	}
+	if _, _, ok := unitBox(1e-320, 0); ok {
+		t.Fatal("box for a subnormal factor")
+	}
+}
+
+func ulp(v float64) float64 { return math.Abs(math.Nextafter(v, math.Inf(1)) - v) }
+
+// The in-box split: two statements over complementary predicates (IS TRUE
+// / IS NOT TRUE, so a NULL row is in the second), the same number of
+// terms; inside, DOUBLE columns are bare (identity map) or bare arithmetic,
+// other types keep the clamp and add no condition; the label has no clip.
+func TestInBoxSplit(t *testing.T) {
+	tb := testTable()
+	m := functions.LinearMap{Features: []string{"a", "b"}, Mul: []float64{1, 0.5}, Add: []float64{0, -1}, Inv: 0.5,
+		Intercept: true, Label: "y", LabelLo: -1, LabelHi: 1, Mid: 0, Half: 1, LabelNull: 0}
+	fs, ok := linearFast(tb, m)
+	if !ok {
+		t.Fatal("refused")
+	}
+	ps := fs.parts(true)
+	if len(ps) != 2 || len(ps[0].terms) != len(fs.terms) || len(ps[1].terms) != len(fs.terms) {
+		t.Fatalf("parts %d", len(ps))
+	}
+	in, out := ps[0].sql(tb), ps[1].sql(tb)
+	wantBox := "(`a` BETWEEN (-1e+00) AND (1e+00) AND `y` BETWEEN (-1e+00) AND (1e+00))"
+	wantGroup := " GROUP BY CASE WHEN (`a` BETWEEN (-1e+00) AND (1e+00)) IS NOT TRUE THEN 1 WHEN (`y` BETWEEN (-1e+00) AND (1e+00)) IS NOT TRUE THEN 2 ELSE 0 END"
+	if !strings.HasSuffix(in, " WHERE "+wantBox+" IS TRUE") || !strings.HasSuffix(out, " WHERE "+wantBox+" IS NOT TRUE"+wantGroup) {
+		t.Fatalf("predicates:\n%s\n%s", in, out)
+	}
+	if !strings.Contains(in, "SUM(`a` * `a`)") || !strings.Contains(in, "SUM(`a` * `y`)") || !strings.Contains(in, "SUM(`y`)") {
+		t.Fatalf("in-box terms not bare: %s", in)
+	}
+	// b is an integer column: clamped in both parts, no condition.
+	if !strings.Contains(in, "LEAST(GREATEST(`b` * (5e-01) + (-1e+00), -1e0), 1e0)") {
+		t.Fatalf("integer column: %s", in)
+	}
+	if out != aggregateSQL(tb, fs.terms)+" WHERE "+wantBox+" IS NOT TRUE"+wantGroup {
+		t.Fatalf("outside part is not the clamped statement: %s", out)
+	}
+	if one := fs.parts(false); len(one) != 1 || one[0].where != "" {
+		t.Fatal("one-statement form")
+	}
+	// General maps: a DOUBLE feature with bounds [0, 4] and a label on
+	// [0, 3] (mid 1.5, half 1.5) are bare arithmetic inside the box.
+	tb.double[1] = true
+	tb.kinds[1] = kindFloat
+	m.Mul, m.Add = []float64{1, 0.5}, []float64{0, -1}
+	m.LabelLo, m.LabelHi, m.Mid, m.Half, m.LabelNull = 0, 3, 1.5, 1.5, 1.5
+	fs, _ = linearFast(tb, m)
+	in = fs.parts(true)[0].sql(tb)
+	for _, want := range []string{"`b` BETWEEN (0e+00) AND (4e+00)", "`y` BETWEEN (0e+00) AND (3e+00)", "(`b` * (5e-01) + (-1e+00)) * ((`y` - (1.5e+00)) / (1.5e+00))"} {
+		if !strings.Contains(in, want) {
+			t.Fatalf("in-box part lacks %s: %s", want, in)
+		}
+	}
+	if strings.Contains(in, "LEAST") || strings.Contains(in, "COALESCE") {
+		t.Fatalf("in-box part clamps: %s", in)
+	}
+	// No DOUBLE column at all: no split.
+	for i := range tb.double {
+		tb.double[i] = false
+	}
+	fs, _ = linearFast(tb, m)
+	if len(fs.parts(true)) != 1 {
+		t.Fatal("split without DOUBLE columns")
 	}
 }
