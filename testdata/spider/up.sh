@@ -47,7 +47,7 @@ start() { # name port
   mariadbd --no-defaults "${USER_OPT[@]}" --datadir="$d/data" --socket="$d/sock" --port="$port" \
     --bind-address=127.0.0.1 --pid-file="$d/pid" --log-error="$d/error.log" --skip-name-resolve \
     --tmpdir="$d/tmp" --innodb-buffer-pool-size=${BUFFER_POOL:-256M} --innodb-flush-log-at-trx-commit=2 --max-connections=200 \
-    --plugin-load-add=ha_spider --spider-direct-order-limit=1 >/dev/null 2>&1 &
+    --plugin-load-add=ha_spider --spider-direct-order-limit=1 --loose-spider-net-read-timeout=3600 --loose-spider-net-write-timeout=3600 >/dev/null 2>&1 &
   for _ in $(seq 1 120); do
     [ -S "$d/sock" ] && mariadb --no-defaults -uroot --socket="$d/sock" -e 'SELECT 1' >/dev/null 2>&1 && return 0
     sleep 0.25
