@@ -9,6 +9,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/dpsql/dpsql/mechanism/lmgc"
 	"github.com/dpsql/dpsql/mechanism/lsq"
 	"github.com/dpsql/dpsql/mechanism/svm"
 )
@@ -118,8 +119,9 @@ func (s shape) bytes(kind string) float64 {
 	case "lmgc":
 		dd := float64(s.d + 1)
 		// scaled rows (n×D), loss scratch (2·n×D) and ~16 solver copies of
-		// the K D×D parameter matrices.
-		return s.rowsBytes() + 3*8*n*dd + 16*float64(s.k)*8*dd*dd
+		// the K D×D parameter matrices, plus the lifted-row cache and
+		// per-part gradients of the loss (h/speed).
+		return s.rowsBytes() + 3*8*n*dd + 16*float64(s.k)*8*dd*dd + lmgc.LiftBytes(s.n, s.k, s.d+1)
 	case "lsq":
 		// one F×F accumulator per worker plus the solver's factorisations
 		// (up to 6 F×F matrices) and the per-worker row blocks.

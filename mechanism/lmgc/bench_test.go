@@ -59,3 +59,25 @@ func BenchmarkProjectPSDDigits(b *testing.B) {
 		projectPSD(phi, 10, 65)
 	}
 }
+
+// benchSynthetic times one default Train call (both noises, the a-priori
+// count) on n synthetic rows: the grid's unit of work (docs/results/speed.md).
+func benchSynthetic(b *testing.B, n, d, classes int, eps float64) {
+	ds := synthetic(n, d, classes, 7)
+	p, err := Plan(ds.config(eps, n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(p.cal.Iterations), "iters")
+	b.ResetTimer()
+	for range b.N {
+		if _, _, err := p.train(ds.x, ds.y, trainOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkTrainSynN1e4D10K5Eps1(b *testing.B)  { benchSynthetic(b, 10000, 10, 5, 1) }
+func BenchmarkTrainSynN1e4D50K5Eps1(b *testing.B)  { benchSynthetic(b, 10000, 50, 5, 1) }
+func BenchmarkTrainSynN1e4D10K20Eps1(b *testing.B) { benchSynthetic(b, 10000, 10, 20, 1) }
+func BenchmarkTrainSynN1e4D50K20Eps1(b *testing.B) { benchSynthetic(b, 10000, 50, 20, 1) }

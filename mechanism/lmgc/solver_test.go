@@ -259,13 +259,14 @@ func TestNoiseShrinksWithEpsilon(t *testing.T) {
 	}
 }
 
-// TestParallelBlocksMatchSerial: the class blocks of the projection and of
-// the gradient are computed on goroutines when D ≥ minParallelDim; the
-// result must equal the serial computation bit for bit (same arithmetic
-// per block), whatever GOMAXPROCS is. Also exercises the parallel paths
-// under -race.
+// TestParallelBlocksMatchSerial: the class blocks of the projection are
+// computed on goroutines when D ≥ minParallelDim and the row parts of the
+// gradient (n > partRows: several parts) on goroutines too; the result must
+// equal the serial computation bit for bit (same arithmetic per block, the
+// parts reduced in order), whatever GOMAXPROCS is. Also exercises the
+// parallel paths under -race.
 func TestParallelBlocksMatchSerial(t *testing.T) {
-	const C, D, n = 4, minParallelDim + 3, 60
+	const C, D, n = 4, minParallelDim + 3, 3*partRows + 17
 	r := rand.New(rand.NewPCG(31, 32))
 	src := randomPhi(r, C, D, 1, false)
 	xs := make([]float64, n*D)

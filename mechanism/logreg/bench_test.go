@@ -24,3 +24,8 @@ func benchTrain(b *testing.B, n, k, d int) {
 		}
 	}
 }
+
+// BenchmarkDefault* time one default call (ε = 1, δ = 10⁻⁵) on grid-sized
+// mixtures (docs/results/speed.md).
+func BenchmarkDefaultN1e4D10K5(b *testing.B)  { benchTrain(b, 10000, 5, 10) }
+func BenchmarkDefaultN1e5D10K20(b *testing.B) { benchTrain(b, 100000, 20, 10) }

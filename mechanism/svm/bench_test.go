@@ -58,3 +58,25 @@ func BenchmarkPlanTrainRBF20k(b *testing.B) { benchTrain(b, 20_000, KernelRBF) }
 
 // BenchmarkPlanTrainLinear20k times the linear kernel on the same rows.
 func BenchmarkPlanTrainLinear20k(b *testing.B) { benchTrain(b, 20_000, KernelLinear) }
+
+// benchDefault times one default call (linear kernel, every default) on n
+// rows of syntheticMulticlass: the accuracy grid's unit of work
+// (docs/results/speed.md).
+func benchDefault(b *testing.B, n, d, k int, eps float64) {
+	ds := syntheticMulticlass(n, d, k, 3)
+	cfg := unitBoxConfig(ds, k)
+	cfg.Epsilon = eps
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tr, err := Plan(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := tr.Train(ds.x, ds.y); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDefaultN1e4D10K5Eps10(b *testing.B) { benchDefault(b, 10_000, 10, 5, 10) }
+func BenchmarkDefaultN1e5D10K5Eps10(b *testing.B) { benchDefault(b, 100_000, 10, 5, 10) }
