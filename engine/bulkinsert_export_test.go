@@ -22,3 +22,6 @@ func BulkLoads() int64 { return bulkLoads.Load() }
 
 // IsLoadData is isLoadData (restart.go) for tests.
 func IsLoadData(q string) bool { return isLoadData(q) }
+
+// IsLockingRead is pinIfLockingRead's test (restart.go) for tests.
+func IsLockingRead(q string) bool { return isSelect(q) && lockingRead.MatchString(q) }

@@ -89,7 +89,7 @@ var lockingRead = regexp.MustCompile(`(?i)\bfor\s+(update|share)\b|\block\s+in\s
 // current reads of later writes would otherwise let the transaction
 // overwrite a change made after it read the row "for update".
 func (h *cachingHandler) pinIfLockingRead(c *mysql.Conn, query string) {
-	if !lockingRead.MatchString(query) {
+	if !isSelect(query) || !lockingRead.MatchString(query) {
 		return
 	}
 	if s := h.sessions.get(c.ConnectionID); s != nil {
@@ -137,4 +137,20 @@ func stripLeadingComments(q string) string {
 			return q
 		}
 	}
+}
+
+// isSelect reports whether query starts with SELECT, WITH or a parenthesis
+// (after blanks and comments): only those can be locking reads, and the
+// check keeps the regular expression off INSERTs and other statements.
+func isSelect(query string) bool {
+	q := stripLeadingComments(query)
+	if strings.HasPrefix(q, "(") {
+		return true
+	}
+	for _, kw := range []string{"select", "with"} {
+		if len(q) > len(kw) && strings.EqualFold(q[:len(kw)], kw) {
+			return true
+		}
+	}
+	return false
 }

@@ -502,4 +502,18 @@ func TestIsLoadData(t *testing.T) {
 			t.Errorf("%q: %v", q, got)
 		}
 	}
+	for q, want := range map[string]bool{
+		"SELECT bal FROM acct FOR UPDATE":                   true,
+		" /* x */ (select 1 from t for share)":              true,
+		"WITH a AS (SELECT 1) SELECT * FROM a FOR UPDATE":   true,
+		"select * from t lock in share mode":                true,
+		"SELECT 'for update'":                               true, // over-pins: safe
+		"SELECT * FROM t":                                   false,
+		"INSERT INTO t VALUES ('for update')":               false,
+		"UPDATE t SET a = 1 WHERE b = 'lock in share mode'": false,
+	} {
+		if got := engine.IsLockingRead(q); got != want {
+			t.Errorf("locking read %q: %v", q, got)
+		}
+	}
 }
