@@ -29,18 +29,7 @@ func bulkDump(t *testing.T, db *sql.DB, table string) []string {
 		t.Fatalf("dump %s: %v", table, err)
 	}
 	defer rows.Close()
-	var out []string
-	for _, vals := range scanAll(t, rows) {
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			parts[i] = "NULL"
-			if v.Valid {
-				parts[i] = v.String
-			}
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	return out
+	return rowStrings(t, rows)
 }
 
 func errText(err error) string {

@@ -52,18 +52,7 @@ func connDump(t *testing.T, conn *sql.Conn, q string) []string {
 		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
-	var out []string
-	for _, vals := range scanAll(t, rows) {
-		parts := make([]string, len(vals))
-		for i, v := range vals {
-			parts[i] = "NULL"
-			if v.Valid {
-				parts[i] = v.String
-			}
-		}
-		out = append(out, strings.Join(parts, "|"))
-	}
-	return out
+	return rowStrings(t, rows)
 }
 
 // twinBulk runs stmt (%[1]s is the table) on slow with the bulk writer

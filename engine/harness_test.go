@@ -98,6 +98,22 @@ func queryString(t testing.TB, db *sql.DB, q string, args ...any) string {
 	return s
 }
 
+// rowStrings renders the remaining rows of rows as "a|b|NULL" lines.
+func rowStrings(t testing.TB, rows *sql.Rows) []string {
+	var out []string
+	for _, vals := range scanAll(t, rows) {
+		parts := make([]string, len(vals))
+		for i, v := range vals {
+			parts[i] = "NULL"
+			if v.Valid {
+				parts[i] = v.String
+			}
+		}
+		out = append(out, strings.Join(parts, "|"))
+	}
+	return out
+}
+
 // scanAll reads the remaining rows of rows, every column as a nullable
 // string, and checks rows.Err.
 func scanAll(t testing.TB, rows *sql.Rows) [][]sql.NullString {
