@@ -154,3 +154,8 @@ func isSelect(query string) bool {
 	}
 	return false
 }
+
+// functions.Env.release finds this method on the session to keep a
+// statement that made a DP release from being re-executed (and charged
+// twice).
+var _ interface{ NoStatementRestart() } = (*store.Session)(nil)

@@ -154,6 +154,11 @@ func (e *Env) release(ctx *sql.Context, ref tableRef, function string, reqEps, r
 	if err != nil {
 		return nil, err
 	}
+	// A writing statement that made a release is not re-executed after a
+	// row lock (engine/restart.go): it would charge the release again.
+	if s, ok := ctx.Session.(interface{ NoStatementRestart() }); ok {
+		s.NoStatementRestart()
+	}
 	rt := e.rt()
 	// The gate lives until compute returns, which after a KILL is later
 	// than this call: a late save must still find it closed.

@@ -68,3 +68,24 @@ func TestInsertBatch(t *testing.T) {
 	h.mustQuery("COMMIT")
 	expectRows(t, h, "SELECT id, u FROM b ORDER BY id", all)
 }
+
+// A statement that made a DP release (NoStatementRestart) is never marked
+// for re-execution; an ordinary one is, once, and only while it runs.
+func TestNoStatementRestart(t *testing.T) {
+	s := NewSession(sql.NewBaseSession())
+	s.BeginStatement()
+	n := s.stmt.Load()
+	if !s.markRestart(n) || !s.RestartRequested() || s.RestartRequested() {
+		t.Fatal("an ordinary statement could not be restarted (once)")
+	}
+	s.EndStatement()
+	if s.markRestart(n) {
+		t.Fatal("restart marked after the statement ended")
+	}
+	s.BeginStatement()
+	s.NoStatementRestart()
+	if s.markRestart(s.stmt.Load()) || s.RestartRequested() {
+		t.Fatal("a statement that made a release was marked for re-execution")
+	}
+	s.EndStatement()
+}

@@ -136,6 +136,16 @@ func (s *Session) PinSnapshot() {
 	}
 }
 
+// NoStatementRestart makes the current statement one that is never
+// re-executed: it made a DP release (functions.Env.release), which a second
+// execution would charge again. A row lock that would restart it fails it
+// with 1213 instead, as for a statement that already sent results.
+func (s *Session) NoStatementRestart() {
+	s.mu.Lock()
+	s.restartable = false
+	s.mu.Unlock()
+}
+
 // markRestart asks for statement n to be re-executed, if it can be.
 func (s *Session) markRestart(n uint64) bool {
 	s.mu.Lock()
