@@ -338,7 +338,10 @@ func TestOutputAuditGaussian(t *testing.T) {
 // noise-free ridge prediction, clipped and mapped back to label units.
 func TestModelPredictsInLabelUnits(t *testing.T) {
 	ds := loadCSV(t, "diabetes.csv")
-	cfg := diabetesConfig(len(ds.x), 1e6, 0)
+	// ε = 1e9: the output noise (scale ∝ 1/ε) must stay far below the
+	// 1e-3 tolerance; at 1e6 it exceeded it in about one run in a few
+	// hundred (0.323 against 0.321 in a CI run).
+	cfg := diabetesConfig(len(ds.x), 1e9, 0)
 	cfg.Lambda = 1e-3
 	tr := mustPlan(t, cfg)
 	m, err := tr.Train(ds.x, ds.y)
