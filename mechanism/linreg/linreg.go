@@ -378,6 +378,15 @@ func (t *Trainer) model(theta []float64, params map[string]float64, clip *privCl
 	if clip != nil {
 		theta = clip.fold(theta)
 		params["clip_feature_norm"], params["clip_label_radius"] = clip.c, clip.cy
+		if clip.m != nil {
+			// tr(M)/d of the released preconditioner (§12): how much it
+			// rescaled the features on average (post-processing).
+			var tr float64
+			for j := 0; j < clip.d; j++ {
+				tr += clip.m[j*clip.d+j]
+			}
+			params["precondition_mean_scale"] = tr / float64(clip.d)
+		}
 	}
 	return &mechanism.Model{
 		Kind:     mechanism.KindLinReg,

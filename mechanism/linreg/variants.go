@@ -37,6 +37,13 @@ func (t *Trainer) TrainVariants(X [][]float64, y []float64, variants []Variant) 
 		if clip, err = t.releaseClip(X, y); err != nil {
 			return nil, err
 		}
+		if t.pre != nil {
+			// And its preconditioner (§12), as Train does: the events
+			// include the first stage.
+			if clip.m, err = t.releasePrecond(sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, clip)); err != nil {
+				return nil, fmt.Errorf("linreg: adding noise: %w", err)
+			}
+		}
 		st = sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, clip)
 	}
 	r, err := t.addNoise(st)

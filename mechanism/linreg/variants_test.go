@@ -84,4 +84,28 @@ func TestTrainVariantsPrivateBounds(t *testing.T) {
 	if v, w := mean(viaVariants), mean(viaTrain); v > 1.05*w {
 		t.Fatalf("TrainVariants RMSE %.4f vs Train %.4f on the same private-bounds plan", v, w)
 	}
+	// With d ≥ 10 and δ > 0 the plan also releases a preconditioner
+	// (§12), which TrainVariants must release and apply as Train does.
+	beta = synthBeta(rng, 12)
+	train = synthLinear(rng, beta, 20000, 0.1)
+	tr, err = Plan(privateConfig(12, 20000, 1, 1e-6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.pre == nil {
+		t.Fatal("privateConfig(12, …) did not plan a preconditioner")
+	}
+	ms, err := tr.TrainVariants(train.x, train.y, []Variant{{Ridge: RidgeFactor, Floor: FloorFactor}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tr.Train(train.x, train.y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, params := range map[string]map[string]float64{"TrainVariants": ms[0].Params, "Train": m.Params} {
+		if s := params["precondition_mean_scale"]; !(s > 0) {
+			t.Fatalf("%s: the model was not preconditioned (params %v)", name, params)
+		}
+	}
 }
