@@ -18,6 +18,8 @@ const (
 	famSharedReg = "shared-regression"
 	famSynCls    = "synthetic-classification"
 	famSynReg    = "synthetic-regression"
+	famExtCls    = "external-classification"
+	famExtReg    = "external-regression"
 )
 
 // splitSeed is the public seed of every 80/20 split (mixed with the set
@@ -84,8 +86,18 @@ func allSetNames() []string {
 func synClsName(n, d, k int) string { return fmt.Sprintf("syn_c_n%d_d%d_k%d", n, d, k) }
 func synRegName(n, d int) string    { return fmt.Sprintf("syn_r_n%d_d%d", n, d) }
 
+// extDir is the -ext directory: NAME.csv files declared in its
+// catalog.json (the format of testdata/demo_catalog.json) are sets "ext:NAME".
+var extDir string
+
 // loadSet builds the named set.
 func loadSet(name, dataDir, repo string) (*dataset, error) {
+	if ext, ok := strings.CutPrefix(name, "ext:"); ok {
+		if extDir == "" {
+			return nil, fmt.Errorf("set %q needs -ext DIR", name)
+		}
+		return loadCSVSet(ext, true, extDir, filepath.Join(extDir, "catalog.json"))
+	}
 	var n, d, k int
 	if c, _ := fmt.Sscanf(name, "syn_c_n%d_d%d_k%d", &n, &d, &k); c == 3 {
 		return synClassification(name, n, d, k), nil
@@ -174,25 +186,46 @@ func readCSV(path string) (header []string, rows [][]string, err error) {
 }
 
 func loadShared(name string, classify bool, dataDir, repo string) (*dataset, error) {
+	return loadCSVSet(name, classify, dataDir, filepath.Join(repo, "testdata", "demo_catalog.json"))
+}
+
+// loadCSVSet reads dataDir/name.csv (header row, label last) and its
+// declaration from the catalog file, or from the owner declarations above
+// for shared/ sets the catalog does not cover. An external set is a
+// classification set when its catalog entry has a label domain.
+func loadCSVSet(name string, classify bool, dataDir, catalog string) (*dataset, error) {
 	header, rows, err := readCSV(filepath.Join(dataDir, name+".csv"))
 	if err != nil {
 		return nil, err
 	}
-	ds := &dataset{name: name, family: famSharedReg, classify: classify}
-	if classify {
-		ds.family = famSharedCls
-	}
-	ds.features, ds.label = header[:len(header)-1], header[len(header)-1]
-	raw, err := os.ReadFile(filepath.Join(repo, "testdata", "demo_catalog.json"))
+	raw, err := os.ReadFile(catalog)
 	if err != nil {
-		return nil, fmt.Errorf("read demo catalog: %w", err)
+		return nil, fmt.Errorf("read catalog: %w", err)
 	}
 	var dc demoCatalog
 	if err := json.Unmarshal(raw, &dc); err != nil {
-		return nil, fmt.Errorf("decode demo catalog: %w", err)
+		return nil, fmt.Errorf("decode catalog %s: %w", catalog, err)
 	}
+	ext := dataDir == extDir && extDir != ""
+	if ext {
+		spec, ok := dc[name]
+		if !ok {
+			return nil, fmt.Errorf("%s: no entry in %s", name, catalog)
+		}
+		classify = spec.Label != nil
+	}
+	ds := &dataset{name: name, family: famSharedReg, classify: classify}
+	switch {
+	case ext && classify:
+		ds.family, ds.name = famExtCls, "ext_"+name
+	case ext:
+		ds.family, ds.name = famExtReg, "ext_"+name
+	case classify:
+		ds.family = famSharedCls
+	}
+	ds.features, ds.label = header[:len(header)-1], header[len(header)-1]
 	if spec, ok := dc[name]; ok {
-		ds.declared = "testdata/demo_catalog.json"
+		ds.declared = catalog
 		for _, f := range ds.features {
 			b, ok := spec.Bounds[f]
 			if !ok {
@@ -217,7 +250,7 @@ func loadShared(name string, classify bool, dataDir, repo string) (*dataset, err
 		}
 		ds.classes = declaredClasses[name]
 	}
-	p := newRNG(splitSeed ^ seedOf(name)).perm(len(rows))
+	p := newRNG(splitSeed ^ seedOf(ds.name)).perm(len(rows))
 	cut := len(rows) * 8 / 10
 	for i, idx := range p {
 		r := rows[idx]

@@ -78,6 +78,7 @@ func main() {
 	flag.BoolVar(&o.baselines, "baselines", true, "run the non-private scikit-learn baselines")
 	flag.BoolVar(&o.report, "report", true, "regenerate accuracy.md and accuracy.png")
 	flag.StringVar(&o.python, "python", "/usr/bin/python3", "python with scikit-learn, pandas and matplotlib")
+	flag.StringVar(&extDir, "ext", "", "directory of external sets: NAME.csv (header row, label last) declared in DIR/catalog.json (format of testdata/demo_catalog.json); select them as ext:NAME (table and result name ext_NAME)")
 	list := flag.Bool("list", false, "list the set names and exit")
 	flag.Parse()
 	if *list {
