@@ -49,8 +49,17 @@ func (e *Env) planSVMTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	if cfg.HuberH, err = o.positive("h"); err != nil {
 		return nil, err
 	}
+	// δ defaults like DP_TRAIN's (a public share of the table's δ budget,
+	// 0 without one): with δ > 0 the K one-vs-rest vectors are one Gaussian
+	// release instead of K Laplace releases at ε/K each (svm.md).
+	_, explicitDelta := o["delta"]
 	if cfg.Delta, err = o.float("delta", 0); err != nil {
 		return nil, err
+	}
+	if !explicitDelta {
+		if cfg.Delta, err = e.trainDelta(a); err != nil {
+			return nil, err
+		}
 	}
 	cfg.Loss, _ = o.take("loss")
 	s, err := e.spec(ref, o, true)
