@@ -20,7 +20,9 @@ import (
 // (report-noisy-max, agg.Quantile) on a public grid inside the declared
 // [lo_j, hi_j]: a lower end a_j (the BoxTail-quantile, taken as the upper
 // quantile of the reversed ranks so that a constant column gets a box of
-// one grid step) and an upper end b_j (the (1 − BoxTail)-quantile). The
+// one grid step) and an upper end b_j (the (1 − BoxTail)-quantile), with a
+// public outward penalty so that the many grid points past the data cannot
+// win on noise alone, then widened by a margin around its centre. The
 // released box replaces the declared one in the Scaler: rows are clipped to
 // it and mapped to [−1, 1]^d, and §11 (norm and label radii), §12 and
 // AdaSSP run unchanged on the mapped rows — their sensitivities use only
@@ -45,11 +47,15 @@ const (
 	// rank error would otherwise let the grid points beyond the data
 	// (utility −tail·n each, many of them) win (BoxLevel), up to BoxMaxTail.
 	BoxTail    = 0.005
-	BoxRankC   = 8
+	BoxRankC   = 1
 	BoxMaxTail = 0.2
 	// BoxPenalty is P of the outward penalty (boxQuantile): across the
 	// whole grid it adds up to P noise scales.
 	BoxPenalty = 32
+	// BoxMargin widens the released box at both ends by the same
+	// min(BoxMargin·width, room to the declared bounds) (widen): less
+	// per-coordinate clipping bias, same centre.
+	BoxMargin = 0.5
 	// BoxLinear is the number of equal steps of the grid across the
 	// declared box; BoxOctaves × BoxStepsPerOctave geometric points are
 	// added from each end so that a box in a corner is resolved.
@@ -158,6 +164,7 @@ func (b *boxQuantile) release(cells []int64, n int64) (int, error) {
 type boxPlan struct {
 	eps          float64 // ε of each quantile
 	tail         float64
+	margin       float64 // BoxMargin (tests vary it)
 	grids        [][]float64
 	lower, upper []*boxQuantile
 }
@@ -166,7 +173,7 @@ func planBox(eps, tail, penalty float64, lo, hi []float64) (*boxPlan, error) {
 	if !(tail > 0 && tail < 0.5) {
 		return nil, fmt.Errorf("box tail must be in (0, 0.5), got %v", tail)
 	}
-	b := &boxPlan{eps: eps, tail: tail}
+	b := &boxPlan{eps: eps, tail: tail, margin: BoxMargin}
 	for j := range lo {
 		g := boxGrid(lo[j], hi[j])
 		k := len(g)
@@ -262,9 +269,29 @@ func (b *boxPlan) release(X [][]float64) (mechanism.Scaler, error) {
 				a--
 			}
 		}
-		lo[j], hi[j] = g[a], g[c]
+		lo[j], hi[j] = widen(g[a], g[c], b.margin, g[0], g[k-1])
 	}
 	return mechanism.NewScaler(lo, hi, true)
+}
+
+// widen moves both ends of [a, c] outwards by the same amount,
+// min(margin·(c − a), a − lo, hi − c), so the box stays inside the declared
+// [lo, hi] and keeps its centre (§11 measures row norms from the box
+// centre; an off-centre bulk would sit in a corner again). A
+// post-processing of the released ends: per-coordinate clipping at them
+// would touch up to 1 − (1 − 2·tail)^d of the rows, a bias the margin keeps
+// small where the bulk reaches the ends. Interpolation as in boxGrid; the
+// result stays ordered (a < c on entry).
+func widen(a, c, margin, lo, hi float64) (float64, float64) {
+	m := math.Min(margin*(c-a), math.Min(a-lo, hi-c))
+	if !(m > 0) || math.IsInf(m, 0) {
+		return a, c
+	}
+	na, nc := math.Max(lo, a-m), math.Min(hi, c+m)
+	if !(na <= a) || !(nc >= c) {
+		return a, c
+	}
+	return na, nc
 }
 
 // BoxLevel is the public tail fraction of each box end for n rows and a

@@ -160,6 +160,7 @@ func TestTuneBox(t *testing.T) {
 	tails := envFloats("BOX_TAIL", []float64{BoxTail})
 	rankCs := envFloats("BOX_RANKC", []float64{4, 8, 16})
 	pens := envFloats("BOX_PEN", []float64{BoxPenalty})
+	margins := envFloats("BOX_MARGIN", []float64{BoxMargin})
 	shares := envFloats("BOX_SHARE", []float64{0.05, 0.1, 0.2})
 	delta := 1e-6
 	logsum := map[string]float64{}
@@ -205,13 +206,15 @@ func TestTuneBox(t *testing.T) {
 						for _, rc := range rankCs {
 							for _, sh := range shares {
 								for _, pe := range pens {
-									run(fmt.Sprintf("box t%.3g c%g s%.2g p%g", tl, rc, sh, pe), func() *Trainer {
-										tr, err := plan(withBounds(cfg, BoundsBox), boxOpts{sh, sh, tl, rc, pe})
-										if err != nil {
-											t.Fatal(err)
-										}
-										return tr
-									})
+									for _, mg := range margins {
+										run(fmt.Sprintf("box t%.3g c%g s%.2g p%g m%g", tl, rc, sh, pe, mg), func() *Trainer {
+											tr, err := plan(withBounds(cfg, BoundsBox), boxOpts{sh, sh, tl, rc, pe, mg})
+											if err != nil {
+												t.Fatal(err)
+											}
+											return tr
+										})
+									}
 								}
 							}
 						}

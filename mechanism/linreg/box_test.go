@@ -304,6 +304,7 @@ func TestBoxRelease(t *testing.T) {
 	cfg := boxConfig(3, n, 10, 1e-6)
 	cfg.Lo, cfg.Hi = []float64{0, -5, 0}, []float64{40000, 5, 10}
 	tr := mustPlan(t, cfg)
+	tr.priv.box.margin = 0 // the quantiles themselves (widen: TestBoxWiden)
 	X := make([][]float64, n)
 	for i := range X {
 		X[i] = []float64{math.Exp(5 + rng.NormFloat64()), -4 + 0.3*rng.NormFloat64(), 3.7}
@@ -564,4 +565,44 @@ func TestAuditBoxRelease(t *testing.T) {
 func TestAuditBoxExactCaught(t *testing.T) {
 	tr := boxAuditTrainer(t)
 	audit.RequireCatch(t, boxLLR(t, tr, true), auditEps, audit.Config{N: 8000, Delta: auditDelta})
+}
+
+// TestBoxWiden: the margin moves both ends by the same amount, never past
+// the declared bounds, keeps the centre and the order.
+func TestBoxWiden(t *testing.T) {
+	for _, c := range []struct{ a, c, lo, hi, wantA, wantC float64 }{
+		{-2, 2, -5, 5, -3, 3},       // room on both sides: margin·width = 1 (margin ¼)
+		{-4.7, -3.3, -5, 5, -5, -3}, // the corner: limited by a − lo = 0.3 on both sides
+		{0, 10, 0, 60, 0, 10},       // at the declared lower end: unchanged
+		{1e300, 1.5e300, -1e308, 1e308, 0.875e300, 1.625e300},
+	} {
+		a, b := widen(c.a, c.c, 0.25, c.lo, c.hi)
+		if !near(a, c.wantA, 1e-12) && a != c.wantA || !near(b, c.wantC, 1e-12) && b != c.wantC || !(a < b) || a < c.lo || b > c.hi {
+			t.Fatalf("widen(%v, %v) in [%v, %v] = [%v, %v], want [%v, %v]", c.a, c.c, c.lo, c.hi, a, b, c.wantA, c.wantC)
+		}
+	}
+}
+
+// TestBoxRule: UseBox is n·ε_b ≥ BoxMinNEps with ε_b as planned (the table
+// of linreg.md §13), and BoxLevel's tail.
+func TestBoxRule(t *testing.T) {
+	for _, c := range []struct {
+		n, d       int
+		eps, delta float64
+		want       bool
+	}{{16512, 8, 1, 1e-6, true}, {16512, 8, 0.1, 1e-6, false}, {10000, 10, 1, 1e-6, true}, {10000, 10, 0.1, 1e-6, false},
+		{10000, 50, 1, 1e-6, false}, {100000, 50, 1, 1e-6, true}, {1000, 10, 10, 1e-6, true}, {353, 10, 10, 1e-6, false},
+		{16512, 8, 1, 0, true}, {10000, 10, 1, 0, false}} {
+		eb := boxEpsilon(c.d, c.eps, c.delta)
+		if got := UseBox(c.n, c.d, c.eps, c.delta); got != c.want || got != (float64(c.n)*eb >= BoxMinNEps) {
+			t.Fatalf("UseBox(%d, %d, %v, %v) = %v (n·ε_b = %v), want %v", c.n, c.d, c.eps, c.delta, got, float64(c.n)*eb, c.want)
+		}
+		tr := mustPlan(t, boxConfig(c.d, c.n, c.eps, c.delta))
+		if tr.priv.box.eps != eb && tr.params["joint_zcdp"] == 1 {
+			t.Fatalf("%+v: planned ε_b %v, rule's %v", c, tr.priv.box.eps, eb)
+		}
+		if tail := BoxLevel(c.n, eb, BoxTail, BoxRankC); tail != math.Min(BoxMaxTail, math.Max(BoxTail, BoxRankC/(float64(c.n)*eb))) {
+			t.Fatalf("tail %v", tail)
+		}
+	}
 }

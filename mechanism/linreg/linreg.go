@@ -67,11 +67,11 @@ var ErrRowCountChanged = errors.New("row count changed")
 // Plan validates cfg and calibrates the release. Its errors depend only on
 // cfg.
 func Plan(cfg Config) (*Trainer, error) {
-	return plan(cfg, boxOpts{BoxShare, BoxShareBasic, BoxTail, BoxRankC, BoxPenalty})
+	return plan(cfg, boxOpts{BoxShare, BoxShareBasic, BoxTail, BoxRankC, BoxPenalty, BoxMargin})
 }
 
 // boxOpts are §13's constants (tests vary them).
-type boxOpts struct{ share, shareBasic, tail, rankC, penalty float64 }
+type boxOpts struct{ share, shareBasic, tail, rankC, penalty, margin float64 }
 
 func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 	if !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0) {
@@ -135,6 +135,7 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 			if t.priv.box, err = planBox(eb, BoxLevel(cfg.N, eb, bo.tail, bo.rankC), bo.penalty, cfg.Lo, cfg.Hi); err != nil {
 				return nil, fmt.Errorf("linreg: private box: %w", err)
 			}
+			t.priv.box.margin = bo.margin
 			t.priv.boxShare = bo.share
 			epsSSP -= bo.shareBasic * cfg.Epsilon
 			t.params["private_box"] = 1
@@ -164,6 +165,7 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 					if t.priv.box, err = planBox(epsBox, BoxLevel(cfg.N, epsBox, bo.tail, bo.rankC), bo.penalty, cfg.Lo, cfg.Hi); err != nil {
 						return nil, fmt.Errorf("linreg: private box: %w", err)
 					}
+					t.priv.box.margin = bo.margin
 					t.params["epsilon_box_quantile"] = epsBox
 					t.params["box_tail"] = t.priv.box.tail
 				}
