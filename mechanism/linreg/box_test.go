@@ -584,7 +584,8 @@ func TestBoxWiden(t *testing.T) {
 }
 
 // TestBoxRule: UseBox is n·ε_b ≥ BoxMinNEps with ε_b as planned (the table
-// of linreg.md §13), and BoxLevel's tail.
+// of linreg.md §13), bounds=auto adds the box exactly when both rules say
+// so, and BoxLevel's tail.
 func TestBoxRule(t *testing.T) {
 	for _, c := range []struct {
 		n, d       int
@@ -596,6 +597,19 @@ func TestBoxRule(t *testing.T) {
 		eb := boxEpsilon(c.d, c.eps, c.delta)
 		if got := UseBox(c.n, c.d, c.eps, c.delta); got != c.want || got != (float64(c.n)*eb >= BoxMinNEps) {
 			t.Fatalf("UseBox(%d, %d, %v, %v) = %v (n·ε_b = %v), want %v", c.n, c.d, c.eps, c.delta, got, float64(c.n)*eb, c.want)
+		}
+		// bounds=auto follows the two rules (§11, then §13).
+		auto := boxConfig(c.d, c.n, c.eps, c.delta)
+		auto.Bounds = BoundsAuto
+		want := BoundsPublic
+		if UsePrivateBounds(c.n, c.eps) {
+			want = BoundsPrivate
+			if c.want {
+				want = BoundsBox
+			}
+		}
+		if at := mustPlan(t, auto); at.Config().Bounds != want || (at.priv != nil && (at.priv.box != nil) != (want == BoundsBox)) {
+			t.Fatalf("%+v: auto plans %q, want %q", c, at.Config().Bounds, want)
 		}
 		tr := mustPlan(t, boxConfig(c.d, c.n, c.eps, c.delta))
 		if tr.priv.box.eps != eb && tr.params["joint_zcdp"] == 1 {

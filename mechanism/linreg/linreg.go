@@ -30,8 +30,9 @@ type Config struct {
 	Label            string
 	LabelLo, LabelHi float64
 	// Bounds is BoundsPublic (scale by the declared boxes), BoundsPrivate
-	// (private clipping radii, charged ScaleShare·ε) or BoundsAuto, the
-	// public rule UsePrivateBounds(N, Epsilon).
+	// (private clipping radii, charged ScaleShare·ε), BoundsBox (a private
+	// per-feature box first, §13) or BoundsAuto, the public rules
+	// UsePrivateBounds(N, Epsilon) and then UseBox(N, d, Epsilon, Delta).
 	Bounds string
 	// AnyOrderSums plans for statistics summed by a backend in an order it
 	// chooses (engine/mysqlstore's fast DOUBLE statement, TrainSums): the
@@ -108,6 +109,11 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 		cfg.Bounds = BoundsPublic
 		if UsePrivateBounds(cfg.N, cfg.Epsilon) {
 			cfg.Bounds = BoundsPrivate
+			// §13: the per-feature box first where its quantiles are
+			// informative (public: n, d, ε, δ).
+			if UseBox(cfg.N, d, cfg.Epsilon, cfg.Delta) {
+				cfg.Bounds = BoundsBox
+			}
 		}
 	case BoundsPublic, BoundsPrivate, BoundsBox:
 	default:
