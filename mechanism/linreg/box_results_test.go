@@ -162,7 +162,7 @@ func TestTuneBox(t *testing.T) {
 	pens := envFloats("BOX_PEN", []float64{BoxPenalty})
 	margins := envFloats("BOX_MARGIN", []float64{BoxMargin})
 	shares := envFloats("BOX_SHARE", []float64{0.05, 0.1, 0.2})
-	delta := 1e-6
+	delta := envFloats("BOX_DELTA", []float64{1e-6})[0]
 	logsum := map[string]float64{}
 	cells := 0
 	var names []string
