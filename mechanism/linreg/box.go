@@ -64,6 +64,13 @@ const (
 	BoxStepsPerOctave = 8
 	// BoxMinNEps is the n·ε_b from which bounds=auto adds the box (UseBox).
 	BoxMinNEps = 100
+	// BoxMinNEpsPure and BoxMaxFeaturesPure are the stricter rule for
+	// δ = 0, where the box's share of ε costs AdaSSP's Laplace noise more:
+	// on light-tailed data it lost 2–5 % at n·ε_b = 100 (d = 8 and 50) and
+	// still 5–24 % at d = 50, n·ε_b = 300, but nothing at d ≤ 10 from
+	// n·ε_b ≈ 300 (linreg.md §13).
+	BoxMinNEpsPure     = 300
+	BoxMaxFeaturesPure = 10
 )
 
 // boxGrid returns the public grid of feature box ends inside [lo, hi]:
@@ -327,10 +334,17 @@ func boxEpsilon(d int, eps, delta float64) float64 {
 
 // UseBox is the public rule of bounds=auto for adding the box to private
 // bounds: n·ε_b ≥ BoxMinNEps, with ε_b each box quantile's ε at (n, d, ε,
-// δ), and ε_b within the Laplace sampler's range. Report-noisy-max's rank
+// δ), and ε_b within the Laplace sampler's range; with δ = 0,
+// n·ε_b ≥ BoxMinNEpsPure and d ≤ BoxMaxFeaturesPure. Report-noisy-max's rank
 // error is ≈ 2·ln(K)/ε_b rows, so below that the box ends are mostly noise
 // (linreg.md §13 table).
 func UseBox(n, d int, eps, delta float64) bool {
 	eb := boxEpsilon(d, eps, delta)
-	return float64(n)*eb >= BoxMinNEps && eb >= noise.LaplaceMinEpsilon(1)
+	if eb < noise.LaplaceMinEpsilon(1) {
+		return false
+	}
+	if delta == 0 {
+		return d <= BoxMaxFeaturesPure && float64(n)*eb >= BoxMinNEpsPure
+	}
+	return float64(n)*eb >= BoxMinNEps
 }

@@ -583,8 +583,9 @@ func TestBoxWiden(t *testing.T) {
 	}
 }
 
-// TestBoxRule: UseBox is n·ε_b ≥ BoxMinNEps with ε_b as planned (the table
-// of linreg.md §13), bounds=auto adds the box exactly when both rules say
+// TestBoxRule: UseBox is n·ε_b ≥ BoxMinNEps with ε_b as planned (δ = 0:
+// n·ε_b ≥ BoxMinNEpsPure and d ≤ BoxMaxFeaturesPure; the table of
+// linreg.md §13), bounds=auto adds the box exactly when both rules say
 // so, and BoxLevel's tail.
 func TestBoxRule(t *testing.T) {
 	for _, c := range []struct {
@@ -593,9 +594,13 @@ func TestBoxRule(t *testing.T) {
 		want       bool
 	}{{16512, 8, 1, 1e-6, true}, {16512, 8, 0.1, 1e-6, false}, {10000, 10, 1, 1e-6, true}, {10000, 10, 0.1, 1e-6, false},
 		{10000, 50, 1, 1e-6, false}, {100000, 50, 1, 1e-6, true}, {1000, 10, 10, 1e-6, true}, {353, 10, 10, 1e-6, false},
-		{16512, 8, 1, 0, true}, {10000, 10, 1, 0, false}} {
+		{16512, 8, 1, 0, false}, {50000, 8, 1, 0, true}, {10000, 10, 10, 0, true}, {100000, 50, 10, 0, false}, {10000, 10, 1, 0, false}} {
 		eb := boxEpsilon(c.d, c.eps, c.delta)
-		if got := UseBox(c.n, c.d, c.eps, c.delta); got != c.want || got != (float64(c.n)*eb >= BoxMinNEps) {
+		rule := float64(c.n)*eb >= BoxMinNEps
+		if c.delta == 0 {
+			rule = float64(c.n)*eb >= BoxMinNEpsPure && c.d <= BoxMaxFeaturesPure
+		}
+		if got := UseBox(c.n, c.d, c.eps, c.delta); got != c.want || got != rule {
 			t.Fatalf("UseBox(%d, %d, %v, %v) = %v (n·ε_b = %v), want %v", c.n, c.d, c.eps, c.delta, got, float64(c.n)*eb, c.want)
 		}
 		// bounds=auto follows the two rules (§11, then §13).
