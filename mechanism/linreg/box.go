@@ -17,10 +17,10 @@ import (
 // column whose declared box is 10–100× its bulk keeps its rows in a corner
 // of [−1, 1] (z ≈ −0.9 for nearly every row) and its signal stays below the
 // noise. With bounds=box each feature j first gets two DP quantiles
-// (report-noisy-max, agg.Quantile) on a public grid inside the declared
-// [lo_j, hi_j]: a lower end a_j (the BoxTail-quantile, taken as the upper
-// quantile of the reversed ranks so that a constant column gets a box of
-// one grid step) and an upper end b_j (the (1 − BoxTail)-quantile), with a
+// (report-noisy-max as in agg.Quantile) on a public grid inside the
+// declared [lo_j, hi_j]: a lower end a_j (the BoxLevel-quantile, taken as
+// the upper quantile of the reversed ranks so that both ends are the same
+// mechanism) and an upper end b_j (the (1 − BoxLevel)-quantile), with a
 // public outward penalty so that the many grid points past the data cannot
 // win on noise alone, then widened by a margin around its centre. The
 // released box replaces the declared one in the Scaler: rows are clipped to
