@@ -51,8 +51,9 @@ func TestBoxGrid(t *testing.T) {
 // (on grid points, between them, beyond the declared bounds, ±∞) the upper
 // quantile's rank of grid point j is #{v ≤ g[j]} and the lower one's
 // #{v ≥ g[K−1−j]}; each row lands in one cell, so replacing one row moves
-// every rank — every report-noisy-max utility −|r_j − t| — by at most 1,
-// checked on adversarial neighbours.
+// every rank — every report-noisy-max utility −|r_j − t| − pen_j — by at
+// most 1, checked on adversarial neighbours through the mechanism's own
+// counting and utilities (integers, on the Laplace sampler's grid).
 func TestBoxRanks(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	g := boxGrid(-1, 1)
@@ -90,6 +91,23 @@ func TestBoxRanks(t *testing.T) {
 			t.Fatalf("grid %d: ranks %d %d, want %d %d", j, up[j], down[j], wu, wd)
 		}
 	}
+	// The mechanism's own pass and utilities (boxPlan.counts,
+	// boxQuantile.utilities, penalty included) on one-column tables and
+	// their neighbours: every utility of both ends moves by at most 1.
+	b, err := planBox(0.01, 0.005, BoxPenalty, []float64{-1}, []float64{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	utils := func(vs []float64) (u, d []float64) {
+		X := make([][]float64, len(vs))
+		for i, v := range vs {
+			X[i] = []float64{v}
+		}
+		ups, downs := b.counts(X)
+		return b.upper[0].utilities(ups[0], int64(len(vs))), b.lower[0].utilities(downs[0], int64(len(vs)))
+	}
+	u0, d0 := utils(vals)
+	worst := 0.0
 	for trial := 0; trial < 500; trial++ {
 		nb := slices.Clone(vals)
 		i := rng.IntN(len(nb))
@@ -103,6 +121,17 @@ func TestBoxRanks(t *testing.T) {
 				t.Fatalf("neighbour moves rank %d by %d / %d", j, u2[j]-up[j], d2[j]-down[j])
 			}
 		}
+		u1, d1 := utils(nb)
+		for j := 0; j < k; j++ {
+			m := math.Max(math.Abs(u1[j]-u0[j]), math.Abs(d1[j]-d0[j]))
+			if m > 1 || u1[j] != math.Trunc(u1[j]) || d1[j] != math.Trunc(d1[j]) {
+				t.Fatalf("neighbour moves utility %d by %v (utilities %v, %v: must be integers)", j, m, u1[j], d1[j])
+			}
+			worst = math.Max(worst, m)
+		}
+	}
+	if worst != 1 {
+		t.Fatalf("neighbours move the utilities by at most %v, want 1 reached", worst)
 	}
 }
 
