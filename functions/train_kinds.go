@@ -81,7 +81,7 @@ func planLinReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	}
 	cfg := linreg.Config{Epsilon: a.eps, Delta: delta, N: int(s.n), Features: s.features, Lo: s.lo, Hi: s.hi,
 		Label: s.label, LabelLo: s.labelLo, LabelHi: s.labelHi}
-	// [reg] bounds=public|private (default: linreg's public rule on n, ε).
+	// [reg] bounds=public|private|box (default: linreg's public rule on n, ε, δ, d).
 	bounds, given := a.opts.take("bounds")
 	cfg.Bounds = strings.ToLower(strings.TrimSpace(bounds))
 	if cfg.Bounds == "auto" {

@@ -25,6 +25,10 @@
 // post-processing of the three releases: no solver, no iteration, no error
 // after the rows are read.
 //
+// With private bounds (§11) a share of ε buys clipping radii, optionally
+// after a per-feature private box (box.go, §13), and a first-stage
+// preconditioner (precond.go, §12).
+//
 // calibrate.go holds the noise calibration, stats.go the pass over the
 // rows, solve.go the post-processing linear algebra.
 package linreg

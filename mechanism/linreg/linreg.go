@@ -30,8 +30,9 @@ type Config struct {
 	Label            string
 	LabelLo, LabelHi float64
 	// Bounds is BoundsPublic (scale by the declared boxes), BoundsPrivate
-	// (private clipping radii, charged ScaleShare·ε) or BoundsAuto, the
-	// public rule UsePrivateBounds(N, Epsilon).
+	// (private clipping radii, charged ScaleShare·ε), BoundsBox (a private
+	// per-feature box first, §13) or BoundsAuto, the public rules
+	// UsePrivateBounds(N, Epsilon) and then UseBox(N, d, Epsilon, Delta).
 	Bounds string
 	// AnyOrderSums plans for statistics summed by a backend in an order it
 	// chooses (engine/mysqlstore's fast DOUBLE statement, TrainSums): the
@@ -67,6 +68,13 @@ var ErrRowCountChanged = errors.New("row count changed")
 // Plan validates cfg and calibrates the release. Its errors depend only on
 // cfg.
 func Plan(cfg Config) (*Trainer, error) {
+	return plan(cfg, boxOpts{BoxShare, BoxShareBasic, BoxTail, BoxRankC, BoxPenalty, BoxMargin})
+}
+
+// boxOpts are §13's constants (tests vary them).
+type boxOpts struct{ share, shareBasic, tail, rankC, penalty, margin float64 }
+
+func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 	if !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0) {
 		return nil, fmt.Errorf("linreg: epsilon must be positive and finite, got %v", cfg.Epsilon)
 	}
@@ -101,10 +109,15 @@ func Plan(cfg Config) (*Trainer, error) {
 		cfg.Bounds = BoundsPublic
 		if UsePrivateBounds(cfg.N, cfg.Epsilon) {
 			cfg.Bounds = BoundsPrivate
+			// §13: the per-feature box first where its quantiles are
+			// informative (public: n, d, ε, δ).
+			if UseBox(cfg.N, d, cfg.Epsilon, cfg.Delta) {
+				cfg.Bounds = BoundsBox
+			}
 		}
-	case BoundsPublic, BoundsPrivate:
+	case BoundsPublic, BoundsPrivate, BoundsBox:
 	default:
-		return nil, fmt.Errorf("linreg: bounds must be %q or %q, got %q", BoundsPublic, BoundsPrivate, cfg.Bounds)
+		return nil, fmt.Errorf("linreg: bounds must be %q, %q or %q, got %q", BoundsPublic, BoundsPrivate, BoundsBox, cfg.Bounds)
 	}
 	t := &Trainer{cfg: cfg, scaler: scaler, prep: scaler.Prepare(), f: scaler.Dim(), workers: max(runtime.GOMAXPROCS(0), 1), floor: FloorFactor, ridgeFactor: RidgeFactor}
 	f := float64(t.f)
@@ -115,12 +128,26 @@ func Plan(cfg Config) (*Trainer, error) {
 	// composition: the events' ε add up to cfg.Epsilon; §11 may replace
 	// all of them by one zCDP event).
 	epsSSP := cfg.Epsilon
-	if cfg.Bounds == BoundsPrivate {
+	if cfg.Bounds == BoundsPrivate || cfg.Bounds == BoundsBox {
 		normQ, labelQ := NormLevel(cfg.N, cfg.Epsilon), LabelLevel(cfg.N, cfg.Epsilon)
 		if t.priv, err = planPrivScale(cfg.Epsilon, d, ScaleShare, normQ, labelQ); err != nil {
 			return nil, fmt.Errorf("linreg: private bounds: %w", err)
 		}
 		epsSSP = cfg.Epsilon - t.priv.epsNorm - t.priv.epsRad
+		if cfg.Bounds == BoundsBox {
+			// §13: 2d box quantiles first; under basic composition they
+			// take BoxShareBasic·ε (the joint branch below re-plans them).
+			eb := bo.shareBasic * cfg.Epsilon / float64(2*d)
+			if t.priv.box, err = planBox(eb, BoxLevel(cfg.N, eb, bo.tail, bo.rankC), bo.penalty, cfg.Lo, cfg.Hi); err != nil {
+				return nil, fmt.Errorf("linreg: private box: %w", err)
+			}
+			t.priv.box.margin = bo.margin
+			t.priv.boxShare = bo.share
+			epsSSP -= bo.shareBasic * cfg.Epsilon
+			t.params["private_box"] = 1
+			t.params["epsilon_box_quantile"] = t.priv.box.eps
+			t.params["box_tail"] = t.priv.box.tail
+		}
 		t.events = t.priv.events()
 		t.params["private_bounds"] = 1
 		t.params["epsilon_norm_quantile"], t.params["epsilon_label_radius"] = t.priv.epsNorm, t.priv.epsRad
@@ -138,8 +165,16 @@ func Plan(cfg Config) (*Trainer, error) {
 			// §11: the quantiles are also ε_q²/2-zCDP; one zCDP event for
 			// the whole release is tighter than basic composition at
 			// moderate ε — use whichever gives AdaSSP the larger ratio.
-			if jg, jev, ok := t.priv.jointGaussian(cfg.Epsilon, cfg.Delta, cfg.N, t.f, t.depth()); ok && jg.ratio > g.ratio {
+			if jg, jev, epsBox, ok := t.priv.jointGaussian(cfg.Epsilon, cfg.Delta, cfg.N, t.f, t.depth()); ok && jg.ratio > g.ratio {
 				g = jg
+				if t.priv.box != nil {
+					if t.priv.box, err = planBox(epsBox, BoxLevel(cfg.N, epsBox, bo.tail, bo.rankC), bo.penalty, cfg.Lo, cfg.Hi); err != nil {
+						return nil, fmt.Errorf("linreg: private box: %w", err)
+					}
+					t.priv.box.margin = bo.margin
+					t.params["epsilon_box_quantile"] = epsBox
+					t.params["box_tail"] = t.priv.box.tail
+				}
 				t.events = []budget.Event{jev}
 				t.params["joint_zcdp"] = 1
 				t.params["gaussian_ratio_total"] = jev.Ratio
@@ -375,7 +410,12 @@ func (t *Trainer) release(st stats, clip *privClip) (*mechanism.Model, error) {
 // private bounds the released radii are part of the model: θ is folded back
 // to the unclipped scale and the radii are recorded.
 func (t *Trainer) model(theta []float64, params map[string]float64, clip *privClip) *mechanism.Model {
+	scaler := t.scaler
 	if clip != nil {
+		if clip.box != nil {
+			// §13: the released box is the model's map of raw rows.
+			scaler = *clip.box
+		}
 		theta = clip.fold(theta)
 		params["clip_feature_norm"], params["clip_label_radius"] = clip.c, clip.cy
 		if clip.m != nil {
@@ -395,7 +435,7 @@ func (t *Trainer) model(theta []float64, params map[string]float64, clip *privCl
 		Features: append([]string(nil), t.cfg.Features...),
 		LabelLo:  t.cfg.LabelLo,
 		LabelHi:  t.cfg.LabelHi,
-		Scaler:   t.scaler,
+		Scaler:   scaler,
 		Weights:  [][]float64{theta},
 		Params:   params,
 	}

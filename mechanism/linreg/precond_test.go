@@ -15,7 +15,8 @@ import (
 // private-bounds plans with one zCDP event (δ > 0) and d ≥
 // PrecondMinFeatures, and the first stage's ratio r₁, AdaSSP's
 // r₂ and the quantiles' ε compose to the charged ratio R:
-// r₁² + r₂² + ε_C² + ε_y² ≤ R², with r₁² = PrecondShare·(R² − ε_C² − ε_y²).
+// r₁² + r₂² + ε_C² + ε_y² (+ 2d·ε_b², §13) ≤ R², with
+// r₁² = PrecondShare·(R² − ε_C² − ε_y² (− 2d·ε_b²)).
 func TestPrecondRule(t *testing.T) {
 	for _, c := range []struct {
 		d, n       int
@@ -53,6 +54,9 @@ func TestPrecondRule(t *testing.T) {
 		}
 		R := 1 / unit
 		eq := tr.priv.epsNorm*tr.priv.epsNorm + tr.priv.epsRad*tr.priv.epsRad
+		if b := tr.priv.box; b != nil { // §13's 2d box quantiles (auto at large n·ε_b)
+			eq += float64(2*c.d) * b.eps * b.eps
+		}
 		r := math.Sqrt(R*R-eq) * (1 - 1e-12)
 		r1, r2 := tr.pre.ratio, tr.gauss.ratio
 		if !near(r1*r1, PrecondShare*r*r, 1e-12) {

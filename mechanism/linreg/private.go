@@ -102,7 +102,12 @@ func (t *Trainer) ClipRule() string {
 	if t.priv == nil {
 		return "features scaled by the declared boxes to the unit ball, label by its declared bounds"
 	}
-	rule := fmt.Sprintf("private: feature rows (box-scaled to [-1,1]^d) norm-clipped to C = DP %.2f-quantile of the row norm (eps %.4g), "+
+	rule := ""
+	if t.priv.box != nil {
+		rule = fmt.Sprintf("per-feature private box: each feature clipped to [DP %.3g-quantile, DP %.3g-quantile] on a public grid in its declared bounds (eps %.4g each, %d quantiles) and mapped to [-1,1]; ",
+			t.priv.box.tail, 1-t.priv.box.tail, t.priv.box.eps, 2*t.priv.d)
+	}
+	rule += fmt.Sprintf("private: feature rows (box-scaled to [-1,1]^d) norm-clipped to C = DP %.2f-quantile of the row norm (eps %.4g), "+
 		"label (box-scaled to [-1,1] around the declared midpoint) clipped to radius C_y = DP %.2f-quantile of |y| (eps %.4g); ",
 		t.priv.norm.Q, t.priv.epsNorm, t.priv.radius.Q, t.priv.epsRad)
 	if t.pre != nil {
@@ -120,6 +125,8 @@ func radiusGrid() int { return Octaves*StepsPerOctave + 1 }
 // privScale is the plan of the two quantile releases.
 type privScale struct {
 	d                        int
+	box                      *boxPlan // nil: no per-feature box (§13)
+	boxShare                 float64  // BoxShare (tests vary it)
 	norm, radius             *agg.Quantile
 	epsNorm, epsRad          float64
 	maxNormLog, maxRadiusLog float64
@@ -151,27 +158,39 @@ func planPrivScale(eps float64, d int, share, qNorm, qLabel float64) (*privScale
 // R = √(r² + ε_C² + ε_y²), converted to (ε, δ) by the accountant's CKS
 // conversion, which holds for any zCDP mechanism. r is set so that R is
 // the unit ratio of (ε, δ); ok is false when the quantiles alone use it up.
-func (p *privScale) jointGaussian(eps, delta float64, n, f int, dep float64) (gaussPlan, budget.Event, bool) {
+//
+// With the per-feature box (§13) its 2d quantiles, each ε_b-DP, add
+// 2d·ε_b²/2 = BoxShare·R²/2; epsBox is that ε_b (0 without the box).
+func (p *privScale) jointGaussian(eps, delta float64, n, f int, dep float64) (g gaussPlan, ev budget.Event, epsBox float64, ok bool) {
 	unit, err := mechanism.GaussianSigma(1, eps, delta)
 	if err != nil {
-		return gaussPlan{}, budget.Event{}, false
+		return gaussPlan{}, budget.Event{}, 0, false
 	}
 	total := 1 / unit
 	rest := total*total - p.epsNorm*p.epsNorm - p.epsRad*p.epsRad
+	if p.box != nil {
+		epsBox = total * math.Sqrt(p.boxShare/float64(2*p.d))
+		rest -= float64(2*p.d) * epsBox * epsBox
+	}
 	if !(rest > 0) {
-		return gaussPlan{}, budget.Event{}, false
+		return gaussPlan{}, budget.Event{}, 0, false
 	}
-	// Rounded down so that r² + ε_C² + ε_y² ≤ R² holds in floating point.
+	// Rounded down so that r² + ε_C² + ε_y² (+ 2d·ε_b²) ≤ R² holds in
+	// floating point.
 	r := math.Sqrt(rest) * (1 - 1e-12)
-	g, err := planGaussianRatio(r, eps, delta, n, f, dep, Kappa)
+	g, err = planGaussianRatio(r, eps, delta, n, f, dep, Kappa)
 	if err != nil {
-		return gaussPlan{}, budget.Event{}, false
+		return gaussPlan{}, budget.Event{}, 0, false
 	}
-	return g, mechanism.GaussianEvent(total, 1, eps, delta), true
+	return g, mechanism.GaussianEvent(total, 1, eps, delta), epsBox, true
 }
 
 func (p *privScale) events() []budget.Event {
-	return []budget.Event{p.norm.Event(), p.radius.Event()}
+	ev := []budget.Event{p.norm.Event(), p.radius.Event()}
+	if p.box != nil {
+		ev = append(ev, p.box.events()...)
+	}
+	return ev
 }
 
 // privClip is the released clipping: the feature-norm radius C and the
@@ -184,6 +203,16 @@ type privClip struct {
 	// m is the preconditioner (d×d, row-major; nil: none, §12), chosen
 	// from the first-stage release.
 	m []float64
+	// box is the released per-feature box (§13) as the Scaler that maps
+	// raw rows, and prep its precomputed form; nil: the declared boxes.
+	box  *mechanism.Scaler
+	prep *mechanism.Prepared
+}
+
+// withBox records the released box: every later pass maps rows with it.
+func (p *privClip) withBox(s mechanism.Scaler) {
+	pr := s.Prepare()
+	p.box, p.prep = &s, &pr
 }
 
 func newPrivClip(d int, c, cy float64) *privClip {
@@ -270,18 +299,30 @@ func (p *privClip) fold(theta []float64) []float64 {
 	return out
 }
 
-// releaseClip runs the two quantile releases on the rows (one pass).
-// Degenerate answers cannot occur as
+// releaseClip runs the box release (§13, if planned) and then the two
+// quantile releases on the rows mapped by the released box (one pass
+// each). Degenerate answers cannot occur as
 // errors: the grids' smallest radius 2^−Octaves·max is positive, and the
 // quantile errs only on n = 0, excluded by Plan (n ≥ 1).
 func (t *Trainer) releaseClip(X [][]float64, y []float64) (*privClip, error) {
 	p := t.priv
 	d := len(t.cfg.Features)
+	prep := &t.prep
+	var box *mechanism.Scaler
+	if p.box != nil {
+		s, err := p.box.release(X)
+		if err != nil {
+			return nil, fmt.Errorf("linreg: %w", err)
+		}
+		box = &s
+		pr := s.Prepare()
+		prep = &pr
+	}
 	row := make([]float64, t.f)
 	na := p.norm.Accumulator()
 	ra := p.radius.Accumulator()
 	for i, x := range X {
-		t.prep.Transform(row, x)
+		prep.Transform(row, x)
 		inv := row[t.f-1]
 		var s float64
 		for _, v := range row[:d] {
@@ -298,5 +339,9 @@ func (t *Trainer) releaseClip(X [][]float64, y []float64) (*privClip, error) {
 	if err != nil {
 		return nil, fmt.Errorf("linreg: label-radius quantile: %w", err)
 	}
-	return newPrivClip(d, math.Exp2(cLog), math.Exp2(cyLog)), nil
+	clip := newPrivClip(d, math.Exp2(cLog), math.Exp2(cyLog))
+	if box != nil {
+		clip.withBox(*box)
+	}
+	return clip, nil
 }

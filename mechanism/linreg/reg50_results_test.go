@@ -195,7 +195,7 @@ func replan(t testing.TB, tr *Trainer, v variant) {
 		t.Fatal(err)
 	}
 	tr.priv = p
-	g, _, ok := p.jointGaussian(cfg.Epsilon, cfg.Delta, cfg.N, tr.f, tr.depth())
+	g, _, _, ok := p.jointGaussian(cfg.Epsilon, cfg.Delta, cfg.N, tr.f, tr.depth())
 	if !ok {
 		t.Fatal("joint")
 	}

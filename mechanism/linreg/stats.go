@@ -47,6 +47,9 @@ type accumulator struct {
 }
 
 func newAccumulator(prep mechanism.Prepared, lo, hi float64, clip *privClip) *accumulator {
+	if clip != nil && clip.prep != nil {
+		prep = *clip.prep // the released box (§13) replaces the declared one
+	}
 	f := prep.Dim()
 	return &accumulator{prep: prep, lo: lo, hi: hi, f: f, clip: clip, a: make([]float64, f*f), c: make([]float64, f),
 		block: make([]float64, f*statsBatch), yb: make([]float64, statsBatch), row: make([]float64, f)}
