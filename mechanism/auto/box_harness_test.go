@@ -14,7 +14,7 @@ package auto_test
 // AUTO_D, AUTO_K, AUTO_RUNS, AUTO_OUT, AUTO_SHARED) plus BOX_MODES
 // ("tight,loose,heavy,mixed"), BOX_SETS ("synthetic,shared"). A candidate
 // with /box=1 trains on the private box (box.Share, box.Tail; /bs=… sets
-// the share, /tmax=… and /tmin=… the tail clamp, /tn=… TailNoise).
+// the share, /tmax=… and /tmin=… the tail clamp, /tn=… TailNoise, /gm=… the penalty per octave in noise scales).
 // Rows: set,mode,n,d,K,eps,delta,candidate,run,accuracy.
 
 import (
@@ -81,7 +81,11 @@ func trainBoxed(c candidate, tr *dataset, eps, delta float64) (*mechanism.Model,
 	if v, ok := c.opt["bs"]; ok {
 		share = v
 	}
-	sp, err := box.NewSplitShare(eps, delta, len(tr.features), share)
+	per := box.Quantiles
+	if v, ok := c.opt["gm"]; ok && v == 0 {
+		per = 2 // no median
+	}
+	sp, err := box.NewSplitShare(eps, delta, len(tr.features), share, per)
 	if err != nil {
 		return nil, err
 	}
@@ -104,6 +108,9 @@ func trainBoxed(c candidate, tr *dataset, eps, delta float64) (*mechanism.Model,
 	if err != nil {
 		return nil, err
 	}
+	if v, ok := c.opt["gm"]; ok {
+		bp = bp.WithPenalty(v)
+	}
 	b, err := bp.Release(tr.x)
 	if err != nil {
 		return nil, err
@@ -112,7 +119,7 @@ func trainBoxed(c candidate, tr *dataset, eps, delta float64) (*mechanism.Model,
 	inner := candidate{name: c.name, kind: c.kind, opt: map[string]float64{}}
 	for k, v := range c.opt {
 		switch k {
-		case "box", "bs", "tmin", "tmax", "tn":
+		case "box", "bs", "tmin", "tmax", "tn", "gm":
 		default:
 			inner.opt[k] = v
 		}

@@ -29,6 +29,14 @@ const (
 	TailNoise = 1.0
 	TailMin   = 0.01
 	TailMax   = 0.1
+	// Penalty is γ/b: the public cost, in units of the noise scale b, of
+	// one octave of distance between a bound and the released median
+	// (docs/mechanisms/box.md §3). It turns the flat utility of the grid
+	// points beyond the data into a slope.
+	Penalty = 1.0
+	// Quantiles is the number of quantiles released per feature (median,
+	// lower and upper bound).
+	Quantiles = 3
 )
 
 // Grid returns the public grid of a feature declared on [lo, hi]: sorted,
@@ -91,6 +99,12 @@ type Plan struct {
 	grids  [][]float64
 	epsQ   float64
 	tail   float64
+	// gamma is the penalty per octave, γ = Penalty·b (0: no median, no
+	// penalty: two plain quantiles).
+	gamma float64
+	// noiseMul multiplies the noise scale (tests only: must-fail
+	// variants; 0 means 1).
+	noiseMul float64
 }
 
 // New plans the release of a box for n rows (public) of d = len(lo)
@@ -123,11 +137,28 @@ func New(n int, lo, hi []float64, epsQ, tail float64) (*Plan, error) {
 		tail = Tail(n, epsQ, k)
 	}
 	p.tail = tail
+	p.gamma = Penalty * p.Scale()
 	return p, nil
+}
+
+// WithPenalty returns a copy of p whose penalty is c·b per octave (c = 0:
+// the plain quantiles, no median; for the measurements behind Penalty).
+func (p *Plan) WithPenalty(c float64) *Plan {
+	q := *p
+	q.gamma = c * p.Scale()
+	return &q
 }
 
 // Scale is the Laplace scale 2/ε_q of every utility (sensitivity 1).
 func (p *Plan) Scale() float64 { return 2 / p.epsQ }
+
+// noiseScale is the scale actually drawn (Scale but in tests).
+func (p *Plan) noiseScale() float64 {
+	if p.noiseMul > 0 {
+		return p.Scale() * p.noiseMul
+	}
+	return p.Scale()
+}
 
 // Epsilon is ε_q, the budget of each quantile.
 func (p *Plan) Epsilon() float64 { return p.epsQ }
@@ -211,20 +242,61 @@ func (p *Plan) Release(X [][]float64) (Box, error) {
 	}
 	b := Box{Lo: make([]float64, d), Hi: make([]float64, d)}
 	for j := 0; j < d; j++ {
-		g := p.grids[j]
-		c := counts(g, func(i int) float64 { return X[i][j] }, p.n)
-		lo, err := noisyMax(Utilities(c, p.tail, p.n), p.Scale())
+		lo, hi, err := p.releaseFeature(j, func(i int) float64 { return X[i][j] })
 		if err != nil {
 			return Box{}, err
 		}
-		hi, err := noisyMax(Utilities(c, 1-p.tail, p.n), p.Scale())
-		if err != nil {
-			return Box{}, err
-		}
-		lo, hi = Order(lo, hi, len(g))
-		b.Lo[j], b.Hi[j] = g[lo], g[hi]
+		b.Lo[j], b.Hi[j] = p.grids[j][lo], p.grids[j][hi]
 	}
 	return b, nil
+}
+
+// releaseFeature releases feature j's box as grid indices lo < hi: the
+// median (when the penalty is on), then the t- and (1 − t)-quantiles with
+// the median-anchored penalty, each by report-noisy-max at ε_q.
+func (p *Plan) releaseFeature(j int, col func(i int) float64) (int, int, error) {
+	g := p.grids[j]
+	c := counts(g, col, p.n)
+	ul, uh := Utilities(c, p.tail, p.n), Utilities(c, 1-p.tail, p.n)
+	if p.gamma > 0 {
+		m, err := noisyMax(Utilities(c, 0.5, p.n), p.noiseScale())
+		if err != nil {
+			return 0, 0, err
+		}
+		penalize(ul, uh, g, m, p.gamma, p.hi[j]-p.lo[j])
+	}
+	lo, err := noisyMax(ul, p.noiseScale())
+	if err != nil {
+		return 0, 0, err
+	}
+	hi, err := noisyMax(uh, p.noiseScale())
+	if err != nil {
+		return 0, 0, err
+	}
+	lo, hi = Order(lo, hi, len(g))
+	return lo, hi, nil
+}
+
+// penalize subtracts from the lower- and upper-bound utilities the public
+// cost of their distance to the released median g[m]: γ·log₂(1 + dist/s₀)
+// rounded to an integer, s₀ = w·2^−Octaves the grid's finest step (w the
+// declared width; +Inf when w overflows, then no penalty). A function of
+// released and public values only, so every utility keeps sensitivity 1
+// and stays an integer (on the noise grid).
+func penalize(ul, uh, g []float64, m int, gamma, w float64) {
+	s0 := w * math.Exp2(-Octaves)
+	if !(s0 > 0) || math.IsInf(s0, 0) {
+		return
+	}
+	for i, v := range g {
+		pen := math.Round(gamma * math.Log2(1+math.Abs(v-g[m])/s0))
+		if i < m {
+			ul[i] -= pen
+		}
+		if i > m {
+			uh[i] -= pen
+		}
+	}
 }
 
 // Order turns two released grid indices into a box of positive width

@@ -22,21 +22,22 @@ const Share = 0.1
 // quantile is ε_q-DP (report-noisy-max with Laplace noise of scale 2/ε_q on
 // utilities of sensitivity 1), hence ε_q²/2-zCDP (Bun & Steinke 2016,
 // Prop. 1.4; no bounded-range bound is claimed: that needs Gumbel noise,
-// the exponential mechanism); zCDP adds up, so 2d quantiles plus a
-// Gaussian release of ratio r are ½(2d·ε_q² + r²)-zCDP. ε_q = R·√(Share/(2d))
-// and r = √(R² − 2d·ε_q²) (both rounded down) give at most R²/2: the
+// the exponential mechanism); zCDP adds up, so Per·d quantiles plus a
+// Gaussian release of ratio r are ½(Per·d·ε_q² + r²)-zCDP. ε_q = R·√(Share/(Per·d))
+// and r = √(R² − Per·d·ε_q²) (both rounded down) give at most R²/2: the
 // whole release is ONE Gaussian event of ratio R at (ε, δ). The kind is
 // planned at (KindEps, δ), the largest ε′ whose unit ratio is at most r,
 // and Events checks that its event really is one Gaussian release of ratio
 // ≤ r.
 //
-// δ = 0: each quantile gets ε_q = Share·ε/(2d), the kind (1 − Share)·ε;
-// one Laplace event of 2d·ε_q plus the kind's events, adding up to at
+// δ = 0: each quantile gets ε_q = Share·ε/(Per·d), the kind (1 − Share)·ε;
+// one Laplace event of Per·d·ε_q plus the kind's events, adding up to at
 // most ε.
 type Split struct {
 	Eps, Delta float64
 	D          int
-	EpsQ       float64 // each of the 2d quantiles
+	Per        int     // quantiles per feature (Quantiles)
+	EpsQ       float64 // each of the Per·d quantiles
 	KindEps    float64 // the ε the kind is planned at (with Delta)
 	Joint      bool
 	// R is the joint event's ratio, r the bound on the kind's (Joint only).
@@ -46,13 +47,16 @@ type Split struct {
 // NewSplit divides (ε, δ) for d features. Its errors depend only on
 // public inputs.
 func NewSplit(eps, delta float64, d int) (Split, error) {
-	return NewSplitShare(eps, delta, d, Share)
+	return NewSplitShare(eps, delta, d, Share, Quantiles)
 }
 
-// NewSplitShare is NewSplit with another public share in (0, 1) (for the
-// measurements behind Share).
-func NewSplitShare(eps, delta float64, d int, share float64) (Split, error) {
-	s := Split{Eps: eps, Delta: delta, D: d}
+// NewSplitShare is NewSplit with another public share in (0, 1) and per
+// quantiles per feature (for the measurements behind Share and Penalty).
+func NewSplitShare(eps, delta float64, d int, share float64, per int) (Split, error) {
+	s := Split{Eps: eps, Delta: delta, D: d, Per: per}
+	if per < 1 {
+		return s, fmt.Errorf("box: need at least one quantile per feature, got %d", per)
+	}
 	if !(share > 0 && share < 1) {
 		return s, fmt.Errorf("box: share must be in (0, 1), got %v", share)
 	}
@@ -65,7 +69,7 @@ func NewSplitShare(eps, delta float64, d int, share float64) (Split, error) {
 	if d < 1 {
 		return s, fmt.Errorf("box: no features")
 	}
-	q := float64(2 * d)
+	q := float64(per * d)
 	if delta == 0 {
 		s.EpsQ = math.Nextafter(share*eps/q, 0)
 		s.KindEps = math.Nextafter((1-share)*eps, 0)
@@ -87,7 +91,7 @@ func NewSplitShare(eps, delta float64, d int, share float64) (Split, error) {
 		}
 	}
 	if s.EpsQ < noise.LaplaceMinEpsilon(1) {
-		return s, fmt.Errorf("box: epsilon %v leaves each of the %d quantiles %v, below the Laplace sampler's minimum %v", eps, 2*d, s.EpsQ, noise.LaplaceMinEpsilon(1))
+		return s, fmt.Errorf("box: epsilon %v leaves each of the %d quantiles %v, below the Laplace sampler's minimum %v", eps, per*d, s.EpsQ, noise.LaplaceMinEpsilon(1))
 	}
 	return s, nil
 }
@@ -128,7 +132,7 @@ func epsForRatio(r, eps, delta float64) (float64, error) {
 // Events returns the charge of the box plus the kind whose own events are
 // kind (planned at (KindEps, Delta)): one Gaussian event of ratio R at
 // (ε, δ) when Joint — after checking that kind is one Gaussian release of
-// ratio ≤ r — else one Laplace event of 2d·ε_q followed by kind.
+// ratio ≤ r — else one Laplace event of Per·d·ε_q followed by kind.
 func (s Split) Events(kind []budget.Event) ([]budget.Event, error) {
 	if s.Joint {
 		if len(kind) != 1 || kind[0].Kind != budget.Gaussian || !(kind[0].Ratio <= s.R2) {
@@ -136,8 +140,8 @@ func (s Split) Events(kind []budget.Event) ([]budget.Event, error) {
 		}
 		return []budget.Event{mechanism.GaussianEvent(s.R, 1, s.Eps, s.Delta)}, nil
 	}
-	// One Laplace event for the 2d quantiles (basic composition: their ε
+	// One Laplace event for the Per·d quantiles (basic composition: their ε
 	// add up; the product is rounded, never below the exact sum's float).
-	out := []budget.Event{{Kind: budget.Laplace, Epsilon: float64(2*s.D) * s.EpsQ}}
+	out := []budget.Event{{Kind: budget.Laplace, Epsilon: float64(s.Per*s.D) * s.EpsQ}}
 	return append(out, kind...), nil
 }
