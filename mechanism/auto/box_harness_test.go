@@ -13,8 +13,8 @@ package auto_test
 // Environment as TestAutoHarness (AUTO_CANDS, AUTO_EPS, AUTO_DELTA, AUTO_N,
 // AUTO_D, AUTO_K, AUTO_RUNS, AUTO_OUT, AUTO_SHARED) plus BOX_MODES
 // ("tight,loose,heavy,mixed"), BOX_SETS ("synthetic,shared"). A candidate
-// with /box=1 trains on the private box (box.Share, box.Tail; /bs=… sets
-// the share, /tmax=… and /tmin=… the tail clamp, /tn=… TailNoise, /gm=… the penalty per octave in noise scales).
+// with /box=1 trains on the private box (box.Share, box.DefaultTail; /bs=… sets
+// the share, /tmax=… and /tmin=… clamp the tail rule tn·(2/ε_q)·ln K/n, /tn=… its factor (default: tmin = tmax = box.DefaultTail), /gm=… the penalty per octave in noise scales, /po=… its cap in octaves).
 // Rows: set,mode,n,d,K,eps,delta,candidate,run,accuracy.
 
 import (
@@ -89,7 +89,9 @@ func trainBoxed(c candidate, tr *dataset, eps, delta float64) (*mechanism.Model,
 	if err != nil {
 		return nil, err
 	}
-	tmin, tmax, tn := box.TailMin, box.TailMax, box.TailNoise
+	// The tail rule measured against the fixed default: t = tn·b·ln K/n
+	// clamped to [tmin, tmax] (/tmax=0.01 is the default t = 0.01).
+	tmin, tmax, tn := box.DefaultTail, box.DefaultTail, 1.0
 	if v, ok := c.opt["tmin"]; ok {
 		tmin = v
 	}
@@ -111,15 +113,21 @@ func trainBoxed(c candidate, tr *dataset, eps, delta float64) (*mechanism.Model,
 	if v, ok := c.opt["gm"]; ok {
 		bp = bp.WithPenalty(v)
 	}
+	if v, ok := c.opt["po"]; ok {
+		bp = bp.WithPenaltyCap(v)
+	}
 	b, err := bp.Release(tr.x)
 	if err != nil {
 		return nil, err
 	}
 	in := &dataset{name: tr.name, features: tr.features, classes: tr.classes, x: tr.x, y: tr.y, lo: b.Lo, hi: b.Hi}
+	if c.opt["declared"] == 1 { // the budget split without using the box (diagnostic)
+		in.lo, in.hi = tr.lo, tr.hi
+	}
 	inner := candidate{name: c.name, kind: c.kind, opt: map[string]float64{}}
 	for k, v := range c.opt {
 		switch k {
-		case "box", "bs", "tmin", "tmax", "tn", "gm":
+		case "box", "bs", "tmin", "tmax", "tn", "gm", "po", "declared":
 		default:
 			inner.opt[k] = v
 		}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/noise"
 )
 
@@ -21,19 +22,22 @@ const (
 	// at ±|end|·2^(−k/StepsPerOctave) from 0.
 	Octaves        = 20
 	StepsPerOctave = 2
-	// TailNoise, TailMin and TailMax set the public clipped fraction t of
-	// each end (Tail): t = TailNoise·b·ln K/n clamped to [TailMin, TailMax],
-	// b = 2/ε_q the noise scale of one utility. A target rank t·n rows from
-	// the extreme keeps the grid points beyond the data (all of utility
-	// −t·n) below the true quantile's by about the noise's maximum.
-	TailNoise = 1.0
-	TailMin   = 0.01
-	TailMax   = 0.1
+	// DefaultTail is the clipped fraction t of each end: the bounds are the
+	// t- and (1 − t)-quantiles (before the penalty). The penalty, not a
+	// larger t, keeps the grid points beyond the data from winning; of
+	// t ∈ {0.01, the rule clamp(b·ln K/n, 0.01, 0.1)} 0.01 lost least
+	// where the declared box is tight (docs/mechanisms/box.md §6).
+	DefaultTail = 0.01
 	// Penalty is γ/b: the public cost, in units of the noise scale b, of
 	// one octave of distance between a bound and the released median
 	// (docs/mechanisms/box.md §3). It turns the flat utility of the grid
 	// points beyond the data into a slope.
 	Penalty = 1.0
+	// PenaltyOctaves caps the bonus: candidates more than PenaltyOctaves
+	// octaves closer to the median than the declared end all get
+	// γ·PenaltyOctaves, so the bonus can never outweigh the rank loss of a
+	// bound near the median (≈ n/2) when γ·PenaltyOctaves ≪ n/2.
+	PenaltyOctaves = 8
 	// Quantiles is the number of quantiles released per feature (median,
 	// lower and upper bound).
 	Quantiles = 3
@@ -84,13 +88,6 @@ func Grid(lo, hi float64) []float64 {
 	return out
 }
 
-// Tail is the public clipped fraction of each end for n rows, quantile
-// budget ε_q and a grid of k points.
-func Tail(n int, epsQ float64, k int) float64 {
-	t := TailNoise * (2 / epsQ) * math.Log(float64(k)) / float64(max(n, 1))
-	return math.Min(TailMax, math.Max(TailMin, t))
-}
-
 // Plan is the public plan of one box release: the grids, the quantile
 // levels and the budget of each of the 2d quantiles.
 type Plan struct {
@@ -102,6 +99,8 @@ type Plan struct {
 	// gamma is the penalty per octave, γ = Penalty·b (0: no median, no
 	// penalty: two plain quantiles).
 	gamma float64
+	// octCap caps the bonus (PenaltyOctaves).
+	octCap float64
 	// noiseMul multiplies the noise scale (tests only: must-fail
 	// variants; 0 means 1).
 	noiseMul float64
@@ -109,8 +108,7 @@ type Plan struct {
 
 // New plans the release of a box for n rows (public) of d = len(lo)
 // features declared on [lo_j, hi_j], each of the 2d quantiles ε_q-DP.
-// tail = 0 selects the Tail rule (from the largest grid). Its errors depend
-// only on public inputs.
+// tail = 0 selects DefaultTail. Its errors depend only on public inputs.
 func New(n int, lo, hi []float64, epsQ, tail float64) (*Plan, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("box: row count must be at least 1, got %d", n)
@@ -125,19 +123,18 @@ func New(n int, lo, hi []float64, epsQ, tail float64) (*Plan, error) {
 		return nil, fmt.Errorf("box: tail must be in [0, 0.5), got %v", tail)
 	}
 	p := &Plan{n: n, lo: append([]float64(nil), lo...), hi: append([]float64(nil), hi...), epsQ: epsQ, grids: make([][]float64, len(lo))}
-	k := 0
 	for j := range lo {
 		if math.IsNaN(lo[j]) || math.IsNaN(hi[j]) || math.IsInf(lo[j], 0) || math.IsInf(hi[j], 0) || !(lo[j] < hi[j]) {
 			return nil, fmt.Errorf("box: bounds of feature %d must be finite with lower < upper, got [%v, %v]", j, lo[j], hi[j])
 		}
 		p.grids[j] = Grid(lo[j], hi[j])
-		k = max(k, len(p.grids[j]))
 	}
 	if tail == 0 {
-		tail = Tail(n, epsQ, k)
+		tail = DefaultTail
 	}
 	p.tail = tail
 	p.gamma = Penalty * p.Scale()
+	p.octCap = PenaltyOctaves
 	return p, nil
 }
 
@@ -146,6 +143,14 @@ func New(n int, lo, hi []float64, epsQ, tail float64) (*Plan, error) {
 func (p *Plan) WithPenalty(c float64) *Plan {
 	q := *p
 	q.gamma = c * p.Scale()
+	return &q
+}
+
+// WithPenaltyCap returns a copy of p whose bonus is capped at oct octaves
+// (for the measurements behind PenaltyOctaves).
+func (p *Plan) WithPenaltyCap(oct float64) *Plan {
+	q := *p
+	q.octCap = oct
 	return &q
 }
 
@@ -246,57 +251,137 @@ func (p *Plan) Release(X [][]float64) (Box, error) {
 		if err != nil {
 			return Box{}, err
 		}
-		b.Lo[j], b.Hi[j] = p.grids[j][lo], p.grids[j][hi]
+		b.Lo[j], b.Hi[j] = lo, hi
 	}
 	return b, nil
 }
 
-// releaseFeature releases feature j's box as grid indices lo < hi: the
-// median (when the penalty is on), then the t- and (1 − t)-quantiles with
-// the median-anchored penalty, each by report-noisy-max at ε_q.
-func (p *Plan) releaseFeature(j int, col func(i int) float64) (int, int, error) {
+// releaseFeature releases feature j's box [lo, hi], lo < hi
+// (docs/mechanisms/box.md §3). With the penalty on (γ > 0): first the
+// median m on the feature's grid; then each bound among candidates at
+// geometric distances from m, x_k = m ± (end − m)·2^(−k/StepsPerOctave),
+// k = 0 … Octaves·StepsPerOctave (so every octave of distance from m has
+// the same number of candidates, wherever the data sit), with utility
+// −|r(x_k) − target| plus the public bonus γ·min(k/StepsPerOctave,
+// PenaltyOctaves) for being closer to m, rounded to an integer. Each of the
+// three is report-noisy-max at ε_q. γ = 0: the plain t- and
+// (1 − t)-quantiles on the grid (no median).
+func (p *Plan) releaseFeature(j int, col func(i int) float64) (float64, float64, error) {
 	g := p.grids[j]
-	c := counts(g, col, p.n)
-	ul, uh := Utilities(c, p.tail, p.n), Utilities(c, 1-p.tail, p.n)
-	if p.gamma > 0 {
-		m, err := noisyMax(Utilities(c, 0.5, p.n), p.noiseScale())
+	lo, hi := p.lo[j], p.hi[j]
+	vals := make([]float64, 0, p.n)
+	for i := 0; i < p.n; i++ {
+		if v := col(i); !math.IsNaN(v) {
+			vals = append(vals, mechanism.Clip(v, lo, hi))
+		}
+	}
+	sort.Float64s(vals)
+	// rank(x) = #{v ≤ x}: one replaced row moves it by at most 1.
+	rank := func(x float64) float64 {
+		return float64(sort.Search(len(vals), func(i int) bool { return vals[i] > x }))
+	}
+	pick := func(xs []float64, q float64, bonus func(k int) float64) (float64, error) {
+		i, err := noisyMax(RankUtilities(xs, rank, q, p.n, bonus), p.noiseScale())
+		if err != nil {
+			return 0, err
+		}
+		return xs[i], nil
+	}
+	if p.gamma == 0 {
+		l, err := pick(g, p.tail, nil)
 		if err != nil {
 			return 0, 0, err
 		}
-		penalize(ul, uh, g, m, p.gamma, p.hi[j]-p.lo[j])
+		h, err := pick(g, 1-p.tail, nil)
+		if err != nil {
+			return 0, 0, err
+		}
+		l, h = widen(g, l, h)
+		return l, h, nil
 	}
-	lo, err := noisyMax(ul, p.noiseScale())
+	m, err := pick(g, 0.5, nil)
 	if err != nil {
 		return 0, 0, err
 	}
-	hi, err := noisyMax(uh, p.noiseScale())
+	down, up := Candidates(m, lo, hi)
+	capOct := p.bonusCap(len(down))
+	bonus := func(k int) float64 {
+		return math.Round(p.gamma * math.Min(float64(k)/StepsPerOctave, capOct))
+	}
+	l, err := pick(down, p.tail, bonus)
 	if err != nil {
 		return 0, 0, err
 	}
-	lo, hi = Order(lo, hi, len(g))
-	return lo, hi, nil
+	h, err := pick(up, 1-p.tail, bonus)
+	if err != nil {
+		return 0, 0, err
+	}
+	l, h = widen(g, l, h)
+	return l, h, nil
 }
 
-// penalize subtracts from the lower- and upper-bound utilities the public
-// cost of their distance to the released median g[m]: γ·log₂(1 + dist/s₀)
-// rounded to an integer, s₀ = w·2^−Octaves the grid's finest step (w the
-// declared width; +Inf when w overflows, then no penalty). A function of
-// released and public values only, so every utility keeps sensitivity 1
-// and stays an integer (on the noise grid).
-func penalize(ul, uh, g []float64, m int, gamma, w float64) {
-	s0 := w * math.Exp2(-Octaves)
-	if !(s0 > 0) || math.IsInf(s0, 0) {
-		return
+// bonusCap is the cap of the bonus in octaves: PenaltyOctaves, lowered so
+// that the largest bonus γ·cap stays (ln k + 2)·b below the rank loss
+// (1/2 − t)·n of a candidate at the median (k candidates, b the noise
+// scale): the bonus then never makes the box collapse onto the median
+// (at n·ε_q ≈ 30 an 8-octave cap did, where the declared box was tight).
+// Public: n, t, b, γ, k.
+func (p *Plan) bonusCap(k int) float64 {
+	room := (0.5-p.tail)*float64(p.n) - (math.Log(float64(k))+2)*p.Scale()
+	return math.Max(0, math.Min(p.octCap, room/p.gamma))
+}
+
+// Candidates returns the public candidates of the lower and upper bound
+// given the released median m of a feature declared on [lo, hi]:
+// m ∓ (m − lo | hi − m)·2^(−k/StepsPerOctave), k = 0 … Octaves·StepsPerOctave
+// (k = 0 is the declared end).
+func Candidates(m, lo, hi float64) (down, up []float64) {
+	kmax := Octaves * StepsPerOctave
+	up, down = make([]float64, kmax+1), make([]float64, kmax+1)
+	for k := range up {
+		f := math.Exp2(-float64(k) / StepsPerOctave)
+		up[k] = mechanism.Clip(m+(hi-m)*f, m, hi)
+		down[k] = mechanism.Clip(m-(m-lo)*f, lo, m)
 	}
-	for i, v := range g {
-		pen := math.Round(gamma * math.Log2(1+math.Abs(v-g[m])/s0))
-		if i < m {
-			ul[i] -= pen
-		}
-		if i > m {
-			uh[i] -= pen
+	up[0], down[0] = hi, lo
+	return down, up
+}
+
+// RankUtilities returns u_k = −|rank(x_k) − round(q·n)| + bonus(k) (bonus
+// nil: 0): the report-noisy-max utilities of the q-quantile among the
+// points xs, rank(x) = #{v ≤ x}. Replacing one row moves every rank, so
+// every utility, by at most 1 (n is public, the bonus is public); with an
+// integer bonus every utility is an integer, exactly on the noise grid.
+func RankUtilities(xs []float64, rank func(float64) float64, q float64, n int, bonus func(k int) float64) []float64 {
+	target := math.Round(q * float64(n))
+	u := make([]float64, len(xs))
+	for k, x := range xs {
+		u[k] = -math.Abs(rank(x) - target)
+		if bonus != nil {
+			u[k] += bonus(k)
 		}
 	}
+	return u
+}
+
+// widen makes a released pair a box of positive width (post-processing,
+// public): crossed bounds are swapped and a single point is widened to the
+// next point of the feature's grid above it (below it at the top).
+func widen(g []float64, l, h float64) (float64, float64) {
+	if l > h {
+		l, h = h, l
+	}
+	if l < h {
+		return l, h
+	}
+	i := sort.SearchFloat64s(g, l) // smallest i with g[i] ≥ l
+	switch {
+	case i < len(g) && g[i] > l:
+		return l, g[i]
+	case i+1 < len(g):
+		return l, g[i+1]
+	}
+	return g[len(g)-2], h
 }
 
 // Order turns two released grid indices into a box of positive width

@@ -55,20 +55,6 @@ func TestOrder(t *testing.T) {
 	}
 }
 
-// TestTailRule: the tail is the clamped TailNoise·b·ln K/n.
-func TestTailRule(t *testing.T) {
-	if got := Tail(100, 0.01, 100); got != TailMax {
-		t.Fatalf("small n·ε: tail %v, want %v", got, TailMax)
-	}
-	if got := Tail(1e9, 1, 100); got != TailMin {
-		t.Fatalf("large n·ε: tail %v, want %v", got, TailMin)
-	}
-	want := TailNoise * 2 / 0.5 * math.Log(50) / 1000
-	if got := Tail(1000, 0.5, 50); math.Abs(got-want) > 1e-15 || !(got > TailMin && got < TailMax) {
-		t.Fatalf("tail %v, want %v inside the clamp", got, want)
-	}
-}
-
 // TestUtilitySensitivity: on adversarial neighbours (a row replaced by a
 // value at either end, on a grid point, between points, outside the box,
 // NULL) every utility of every level moves by at most 1, and by exactly 1
@@ -119,26 +105,70 @@ func TestUtilitySensitivity(t *testing.T) {
 	}
 }
 
-// TestPenaltyIsPublic: the penalty depends on the grid and the released
-// median only, is an integer, and spares the median's side.
-func TestPenaltyIsPublic(t *testing.T) {
-	g := Grid(0, 100)
-	ul, uh := make([]float64, len(g)), make([]float64, len(g))
-	m := len(g) / 3
-	penalize(ul, uh, g, m, 7.5, 100)
-	for i := range g {
-		if ul[i] != math.Trunc(ul[i]) || uh[i] != math.Trunc(uh[i]) {
-			t.Fatalf("penalty not an integer at %d", i)
+// TestCandidates: the bound candidates are public functions of the
+// released median and the declared box, on the right side of the median,
+// from the declared end inwards, two per octave of distance.
+func TestCandidates(t *testing.T) {
+	for _, m := range []float64{0, 0.3, 50, 100} {
+		down, up := Candidates(m, 0, 100)
+		if down[0] != 0 || up[0] != 100 || len(up) != Octaves*StepsPerOctave+1 {
+			t.Fatalf("m=%v: candidates do not start at the declared ends", m)
 		}
-		if (i >= m && ul[i] != 0) || (i <= m && uh[i] != 0) {
-			t.Fatalf("penalty on the wrong side at %d (median %d)", i, m)
+		for k := 1; k < len(up); k++ {
+			if up[k] > up[k-1] || up[k] < m || down[k] < down[k-1] || down[k] > m {
+				t.Fatalf("m=%v: candidates not monotone towards the median at %d", m, k)
+			}
+			if m < 100 && math.Abs((up[k]-m)/(up[k-1]-m)-math.Exp2(-1.0/StepsPerOctave)) > 1e-9 {
+				t.Fatalf("m=%v: upper step %d is not 2^(−1/%d)", m, k, StepsPerOctave)
+			}
 		}
-		if i > 0 && i < m && ul[i] < ul[i-1] {
-			t.Fatalf("lower penalty not decreasing towards the median at %d", i)
+	}
+}
+
+// TestRankUtilitySensitivity: the bound utilities (ranks at arbitrary
+// candidates plus a public bonus) move by at most 1 on adversarial
+// neighbours.
+func TestRankUtilitySensitivity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	down, up := Candidates(1.5, 0, 100)
+	xs := append(append([]float64(nil), down...), up...)
+	bonus := func(k int) float64 { return float64(k % 5) }
+	special := []float64{0, 100, 1.5, up[3], down[7], math.NaN(), -1, 1e9}
+	for trial := 0; trial < 30; trial++ {
+		n := 1 + rng.IntN(20)
+		col := make([]float64, n)
+		for i := range col {
+			col[i] = rng.Float64() * 4
 		}
-		if i > m+1 && uh[i] > uh[i-1] {
-			t.Fatalf("upper penalty not increasing away from the median at %d", i)
+		for i := 0; i < n; i++ {
+			for _, v := range special {
+				nb := append([]float64(nil), col...)
+				nb[i] = v
+				for _, q := range []float64{0.01, 0.5, 0.99} {
+					u0 := RankUtilities(xs, rankOf(col), q, n, bonus)
+					u1 := RankUtilities(xs, rankOf(nb), q, n, bonus)
+					for k := range u0 {
+						if math.Abs(u0[k]-u1[k]) > 1 || u0[k] != math.Trunc(u0[k]) {
+							t.Fatalf("utility %d moved from %v to %v", k, u0[k], u1[k])
+						}
+					}
+				}
+			}
 		}
+	}
+}
+
+// rankOf is releaseFeature's rank on the declared box [0, 100].
+func rankOf(col []float64) func(float64) float64 {
+	var vals []float64
+	for _, v := range col {
+		if !math.IsNaN(v) {
+			vals = append(vals, mechanism.Clip(v, 0, 100))
+		}
+	}
+	sort.Float64s(vals)
+	return func(x float64) float64 {
+		return float64(sort.Search(len(vals), func(i int) bool { return vals[i] > x }))
 	}
 }
 
@@ -305,8 +335,8 @@ func auditPlan(t testing.TB, epsQ float64) (*Plan, []float64, []float64) {
 	return p, []float64{0, 0.5, 0.5, 1}, []float64{0, 0.5, 1, 1}
 }
 
-// boxSampler releases the box of D or D′ and returns lo + K·hi (the index
-// pair as one number: the audit searches thresholds on it).
+// boxSampler releases the box of D or D′ and returns lo + 10·hi (the
+// pair as one number, both in [0, 1]: the audit searches thresholds on it).
 func boxSampler(t testing.TB, p *Plan, d0, d1 []float64) audit.Sampler {
 	return func(side int) float64 {
 		col := d0
@@ -317,7 +347,7 @@ func boxSampler(t testing.TB, p *Plan, d0, d1 []float64) audit.Sampler {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return float64(lo + len(p.grids[0])*hi)
+		return lo + 10*hi
 	}
 }
 
@@ -367,4 +397,28 @@ func TestAuditQuantileTenthNoiseCaught(t *testing.T) {
 	p, d0, d1 := auditPlan(t, auditEpsQ)
 	p.noiseMul = 0.1
 	audit.RequireCatch(t, quantileSampler(t, p, d0, d1), auditEpsQ, audit.Config{N: auditN})
+}
+
+// TestBonusCap: the largest bonus stays (ln k + 2)·b below the rank loss
+// of a candidate at the median, and reaches PenaltyOctaves at large n·ε_q.
+func TestBonusCap(t *testing.T) {
+	k := Octaves*StepsPerOctave + 1
+	for _, c := range []struct {
+		n    int
+		epsQ float64
+	}{{100, 0.01}, {1500, 0.02}, {5000, 0.01}, {100000, 0.05}} {
+		p, err := New(c.n, []float64{0}, []float64{1}, c.epsQ, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp := p.bonusCap(k)
+		room := (0.5-p.tail)*float64(c.n) - (math.Log(float64(k))+2)*p.Scale()
+		if cp < 0 || cp > PenaltyOctaves || p.gamma*cp > math.Max(room, 0)*(1+1e-12) {
+			t.Fatalf("n=%d ε_q=%v: cap %v octaves, bonus %v, room %v", c.n, c.epsQ, cp, p.gamma*cp, room)
+		}
+	}
+	p, _ := New(100000, []float64{0}, []float64{1}, 0.05, 0)
+	if p.bonusCap(k) != PenaltyOctaves {
+		t.Fatalf("large n·ε_q: cap %v, want %v", p.bonusCap(k), PenaltyOctaves)
+	}
 }
