@@ -101,6 +101,9 @@ type Plan struct {
 	gamma float64
 	// octCap caps the bonus (PenaltyOctaves).
 	octCap float64
+	// candOct is the span of the bound candidates in octaves (Octaves;
+	// the audits use fewer, to stay fast).
+	candOct int
 	// noiseMul multiplies the noise scale (tests only: must-fail
 	// variants; 0 means 1).
 	noiseMul float64
@@ -135,6 +138,7 @@ func New(n int, lo, hi []float64, epsQ, tail float64) (*Plan, error) {
 	p.tail = tail
 	p.gamma = Penalty * p.Scale()
 	p.octCap = PenaltyOctaves
+	p.candOct = Octaves
 	return p, nil
 }
 
@@ -303,7 +307,7 @@ func (p *Plan) releaseFeature(j int, col func(i int) float64) (float64, float64,
 	if err != nil {
 		return 0, 0, err
 	}
-	down, up := Candidates(m, lo, hi)
+	down, up := candidates(m, lo, hi, p.candOct)
 	capOct := p.bonusCap(len(down))
 	bonus := func(k int) float64 {
 		return math.Round(p.gamma * math.Min(float64(k)/StepsPerOctave, capOct))
@@ -336,7 +340,11 @@ func (p *Plan) bonusCap(k int) float64 {
 // m ∓ (m − lo | hi − m)·2^(−k/StepsPerOctave), k = 0 … Octaves·StepsPerOctave
 // (k = 0 is the declared end).
 func Candidates(m, lo, hi float64) (down, up []float64) {
-	kmax := Octaves * StepsPerOctave
+	return candidates(m, lo, hi, Octaves)
+}
+
+func candidates(m, lo, hi float64, oct int) (down, up []float64) {
+	kmax := oct * StepsPerOctave
 	up, down = make([]float64, kmax+1), make([]float64, kmax+1)
 	for k := range up {
 		f := math.Exp2(-float64(k) / StepsPerOctave)

@@ -329,9 +329,10 @@ func auditPlan(t testing.TB, epsQ float64) (*Plan, []float64, []float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A 5-point grid keeps the audit fast; report-noisy-max's guarantee
-	// does not depend on the grid size.
+	// A 5-point grid and 5 candidates per bound keep the audit fast;
+	// report-noisy-max's guarantee does not depend on their number.
 	p.grids[0] = []float64{0, 0.25, 0.5, 0.75, 1}
+	p.candOct = 2
 	return p, []float64{0, 0.5, 0.5, 1}, []float64{0, 0.5, 1, 1}
 }
 
