@@ -26,7 +26,9 @@ func boxMode(o options, n, d int, eps, delta float64) (string, *boxStage, error)
 	v, _ := o.take("box")
 	mode := strings.ToLower(strings.TrimSpace(v))
 	switch mode {
-	case "", "auto":
+	case "":
+		mode = box.ModePublic
+	case "auto":
 		mode = box.ModePublic
 		if box.UsePrivate(n, d, eps, delta) {
 			mode = box.ModePrivate
