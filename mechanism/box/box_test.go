@@ -298,8 +298,12 @@ func TestReleaseNeverFails(t *testing.T) {
 	}
 }
 
-// TestReleaseFindsCorner: at a large n·ε_q the box of data in [0, 2] of a
-// declared [0, 100] is within a factor 2 of the data's 99 % range.
+// TestReleaseFindsCorner: at a large n·ε_q the box of data uniform on
+// [0, 2] of a declared [0, 100] starts at 0 and ends just above the data.
+// The bonus makes one more octave of width cost γ = b, so a single
+// release overshoots by an octave or more about one time in ten (measured:
+// median 2.65, 90 % quantile 4.2 over 200 releases); the median of 21
+// releases above 4 has probability below 10⁻⁵.
 func TestReleaseFindsCorner(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	n := 20000
@@ -311,12 +315,20 @@ func TestReleaseFindsCorner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := p.Release(X)
-	if err != nil {
-		t.Fatal(err)
+	var his []float64
+	for range 21 {
+		b, err := p.Release(X)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(b.Lo[0] < 0.1 && b.Hi[0] > 1.5) {
+			t.Fatalf("box [%v, %v] for data uniform on [0, 2]", b.Lo[0], b.Hi[0])
+		}
+		his = append(his, b.Hi[0])
 	}
-	if !(b.Lo[0] < 0.1 && b.Hi[0] > 1 && b.Hi[0] < 4) {
-		t.Fatalf("box [%v, %v] for data uniform on [0, 2]", b.Lo[0], b.Hi[0])
+	sort.Float64s(his)
+	if his[10] > 4 {
+		t.Fatalf("median upper bound %v over 21 releases for data uniform on [0, 2] of [0, 100]", his[10])
 	}
 }
 

@@ -1,7 +1,5 @@
 package box
 
-import "math"
-
 // Modes of DP_TRAIN's box= option.
 const (
 	ModePublic  = "public"  // scale by the declared boxes
@@ -22,11 +20,11 @@ const MinNEpsQ = 20
 // features, at (ε, δ): a private box when each quantile's n·ε_q reaches
 // MinNEpsQ.
 func UsePrivate(n, d int, eps, delta float64) bool {
-	s, err := NewSplit(eps, delta, d)
+	s, err := newSplit(eps, delta, d, Share, Quantiles, true)
 	if err != nil {
 		return false
 	}
-	return float64(n)*s.EpsQ >= MinNEpsQ && !math.IsInf(s.KindEps, 0)
+	return float64(n)*s.EpsQ >= MinNEpsQ
 }
 
 // N is the row count the plan was made for.
