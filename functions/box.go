@@ -26,9 +26,7 @@ func boxMode(o options, n, d int, eps, delta float64) (string, *boxStage, error)
 	v, _ := o.take("box")
 	mode := strings.ToLower(strings.TrimSpace(v))
 	switch mode {
-	case "":
-		mode = box.ModePublic
-	case "auto":
+	case "", "auto":
 		mode = box.ModePublic
 		if box.UsePrivate(n, d, eps, delta) {
 			mode = box.ModePrivate
