@@ -37,7 +37,12 @@ func planGauss(kind string) planner {
 		if err != nil {
 			return nil, err
 		}
-		cfg := gauss.Config{Kind: kind, Epsilon: a.eps, Delta: delta}
+		// [pbox] box=private|public (default: box.UsePrivate).
+		bmode, bst, err := boxMode(a.opts, int(s.n), len(s.features), a.eps, delta)
+		if err != nil {
+			return nil, err
+		}
+		cfg := gauss.Config{Kind: kind, Epsilon: bst.kindEps(a.eps), Delta: delta}
 		if cfg.MomentShare, err = a.opts.positive("moment_share"); err != nil {
 			return nil, err
 		}
@@ -49,23 +54,36 @@ func planGauss(kind string) planner {
 		if err != nil {
 			return nil, err
 		}
+		events, err := bst.events(tr.Events())
+		if err != nil {
+			return nil, err
+		}
+		if err := bst.planFor(cfg.N, cfg.Lo, cfg.Hi); err != nil {
+			return nil, err
+		}
 		c := tr.Config()
 		cs, ss, ms := tr.Shares()
-		p := &trainPlan{fn: "DP_TRAIN", kind: kind, spec: s, reqEps: a.eps, reqDelta: delta, events: tr.Events(),
-			params: paramString("kind", kind, "delta", delta, "moment_share", c.MomentShare, "label", s.label, "features", s.features),
-			scales: map[string]float64{"sensitivity": tr.Sensitivity(), "scale": tr.Scale(), "count_share": cs, "sum_share": ss, "moment_share": ms}}
+		p := &trainPlan{fn: "DP_TRAIN", kind: kind, spec: s, reqEps: a.eps, reqDelta: delta, events: events,
+			params: paramString("kind", kind, "delta", delta, "moment_share", c.MomentShare, "box", bmode, "label", s.label, "features", s.features),
+			scales: map[string]float64{"sensitivity": tr.Sensitivity(), "scale": tr.Scale(), "count_share": cs, "sum_share": ss, "moment_share": ms},
+			hyper:  map[string]any{"box": bmode, "box_rule": bst.describe(bmode)}}
 		p.train = func() (*mechanism.Model, error) {
 			X, y, err := e.classificationData(&p.spec)
 			if err != nil {
 				return nil, err
 			}
-			if len(X) != cfg.N {
-				cfg.N = len(X)
-				if tr, err = gauss.Plan(cfg); err != nil {
-					return nil, err
-				}
+			cfg.N = len(X)
+			// The released box is public: the kind is re-planned on it
+			// (its calibration does not depend on the bounds).
+			if cfg.Lo, cfg.Hi, err = bst.release(X, s.lo, s.hi); err != nil {
+				return nil, err
 			}
-			return tr.Train(X, y)
+			if tr, err = gauss.Plan(cfg); err != nil {
+				return nil, err
+			}
+			m, err := tr.Train(X, y)
+			bst.params(m)
+			return m, err
 		}
 		return p, nil
 	}
@@ -157,29 +175,47 @@ func planLogReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 		return nil, err
 	}
 	cfg.N, cfg.Features, cfg.Lo, cfg.Hi, cfg.Label, cfg.Classes = int(s.n), s.features, s.lo, s.hi, s.label, s.classes
+	// [pbox] box=private|public (default: box.UsePrivate).
+	bmode, bst, err := boxMode(a.opts, int(s.n), len(s.features), a.eps, delta)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Epsilon = bst.kindEps(a.eps)
 	tr, err := logreg.Plan(cfg)
 	if err != nil {
 		return nil, err
 	}
+	events, err := bst.events(tr.Events())
+	if err != nil {
+		return nil, err
+	}
+	if err := bst.planFor(cfg.N, cfg.Lo, cfg.Hi); err != nil {
+		return nil, err
+	}
 	c := tr.Config()
-	p := &trainPlan{fn: "DP_TRAIN", kind: mechanism.KindLogReg, spec: s, reqEps: a.eps, reqDelta: delta, events: tr.Events(),
-		params: paramString("kind", mechanism.KindLogReg, "delta", delta, "steps", c.Steps, "horizon", c.Horizon, "clip", c.Clip, "label", s.label, "features", s.features),
-		scales: tr.Params()}
+	p := &trainPlan{fn: "DP_TRAIN", kind: mechanism.KindLogReg, spec: s, reqEps: a.eps, reqDelta: delta, events: events,
+		params: paramString("kind", mechanism.KindLogReg, "delta", delta, "steps", c.Steps, "horizon", c.Horizon, "clip", c.Clip, "box", bmode, "label", s.label, "features", s.features),
+		scales: tr.Params(), hyper: map[string]any{"box": bmode, "box_rule": bst.describe(bmode)}}
 	if c.Method == logreg.MethodObjective { // [pure]
-		p.params = paramString("kind", mechanism.KindLogReg, "method", c.Method, "delta", delta, "lambda", c.Lambda, "label", s.label, "features", s.features)
+		p.params = paramString("kind", mechanism.KindLogReg, "method", c.Method, "delta", delta, "lambda", c.Lambda, "box", bmode, "label", s.label, "features", s.features)
 	}
 	p.train = func() (*mechanism.Model, error) {
 		X, y, err := e.classificationData(&p.spec)
 		if err != nil {
 			return nil, err
 		}
-		if len(X) != cfg.N {
-			cfg.N = len(X)
-			if tr, err = logreg.Plan(cfg); err != nil {
-				return nil, err
-			}
+		cfg.N = len(X)
+		// The released box is public: the kind is re-planned on it (its
+		// calibration does not depend on the bounds).
+		if cfg.Lo, cfg.Hi, err = bst.release(X, s.lo, s.hi); err != nil {
+			return nil, err
 		}
-		return tr.Train(X, y)
+		if tr, err = logreg.Plan(cfg); err != nil {
+			return nil, err
+		}
+		m, err := tr.Train(X, y)
+		bst.params(m)
+		return m, err
 	}
 	return p, nil
 }

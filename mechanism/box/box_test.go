@@ -1,0 +1,437 @@
+package box
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/dpsql/dpsql/audit"
+	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/mechanism"
+)
+
+// TestGrid: every grid is sorted, distinct, finite, inside the declared box
+// with both ends, and reaches 2^−Octaves of the width from each end (and
+// from 0 when 0 is inside).
+func TestGrid(t *testing.T) {
+	for _, c := range [][2]float64{{0, 100}, {1, 16000}, {-5, 5}, {-1e300, 1e300}, {-3, -1}, {0, 1e-300}, {-1, 1000}} {
+		g := Grid(c[0], c[1])
+		if g[0] != c[0] || g[len(g)-1] != c[1] {
+			t.Fatalf("grid of %v does not span it: [%v, %v]", c, g[0], g[len(g)-1])
+		}
+		for i := 1; i < len(g); i++ {
+			if !(g[i] > g[i-1]) || math.IsInf(g[i], 0) {
+				t.Fatalf("grid of %v not strictly increasing at %d: %v, %v", c, i, g[i-1], g[i])
+			}
+		}
+		w := c[1] - c[0]
+		if !math.IsInf(w, 0) && w > 1e-200 {
+			if g[1]-g[0] > w*math.Exp2(-Octaves)*1.0001 || g[len(g)-1]-g[len(g)-2] > w*math.Exp2(-Octaves)*1.0001 {
+				t.Fatalf("grid of %v: finest steps at the ends %v, %v exceed w·2^−%d", c, g[1]-g[0], g[len(g)-1]-g[len(g)-2], Octaves)
+			}
+		}
+		if c[0] < 0 && c[1] > 0 && sort.SearchFloat64s(g, 0) == len(g) {
+			t.Fatalf("grid of %v lacks 0", c)
+		}
+		if len(g) > 1+LinearPoints+4*Octaves*StepsPerOctave+2 {
+			t.Fatalf("grid of %v has %d points", c, len(g))
+		}
+	}
+}
+
+// TestOrder: every pair of released indices becomes a box of positive width
+// inside the grid.
+func TestOrder(t *testing.T) {
+	for k := 2; k < 6; k++ {
+		for a := 0; a < k; a++ {
+			for b := 0; b < k; b++ {
+				lo, hi := Order(a, b, k)
+				if !(lo >= 0 && lo < hi && hi < k) {
+					t.Fatalf("Order(%d, %d, %d) = %d, %d", a, b, k, lo, hi)
+				}
+			}
+		}
+	}
+}
+
+// TestUtilitySensitivity: on adversarial neighbours (a row replaced by a
+// value at either end, on a grid point, between points, outside the box,
+// NULL) every utility of every level moves by at most 1, and by exactly 1
+// for some pair (the bound is attained).
+func TestUtilitySensitivity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	lo, hi := 0.0, 100.0
+	g := Grid(lo, hi)
+	special := []float64{lo, hi, g[1], g[len(g)/2], (g[3] + g[4]) / 2, -5, 1e6, math.NaN(), 1e-7}
+	worst := 0.0
+	for trial := 0; trial < 40; trial++ {
+		n := 1 + rng.IntN(30)
+		col := make([]float64, n)
+		for i := range col {
+			switch rng.IntN(3) {
+			case 0:
+				col[i] = special[rng.IntN(len(special))]
+			case 1:
+				col[i] = rng.Float64() * 3
+			default:
+				col[i] = rng.Float64() * 100
+			}
+		}
+		c0 := counts(g, func(i int) float64 { return col[i] }, n)
+		for i := 0; i < n; i++ {
+			for _, v := range special {
+				nb := append([]float64(nil), col...)
+				nb[i] = v
+				c1 := counts(g, func(i int) float64 { return nb[i] }, n)
+				for _, q := range []float64{0.01, 0.1, 0.5, 0.9, 0.99} {
+					u0, u1 := Utilities(c0, q, n), Utilities(c1, q, n)
+					for k := range u0 {
+						d := math.Abs(u0[k] - u1[k])
+						if d > 1 {
+							t.Fatalf("utility %d at q=%v moved by %v", k, q, d)
+						}
+						if u0[k] != math.Trunc(u0[k]) {
+							t.Fatalf("utility %v is not an integer", u0[k])
+						}
+						worst = math.Max(worst, d)
+					}
+				}
+			}
+		}
+	}
+	if worst != 1 {
+		t.Fatalf("largest utility change %v, want the bound 1 attained", worst)
+	}
+}
+
+// TestCandidates: the bound candidates are public functions of the
+// released median and the declared box, on the right side of the median,
+// from the declared end inwards, two per octave of distance.
+func TestCandidates(t *testing.T) {
+	for _, m := range []float64{0, 0.3, 50, 100} {
+		down, up := Candidates(m, 0, 100)
+		if down[0] != 0 || up[0] != 100 || len(up) != Octaves*StepsPerOctave+1 {
+			t.Fatalf("m=%v: candidates do not start at the declared ends", m)
+		}
+		for k := 1; k < len(up); k++ {
+			if up[k] > up[k-1] || up[k] < m || down[k] < down[k-1] || down[k] > m {
+				t.Fatalf("m=%v: candidates not monotone towards the median at %d", m, k)
+			}
+			if m < 100 && math.Abs((up[k]-m)/(up[k-1]-m)-math.Exp2(-1.0/StepsPerOctave)) > 1e-9 {
+				t.Fatalf("m=%v: upper step %d is not 2^(−1/%d)", m, k, StepsPerOctave)
+			}
+		}
+	}
+}
+
+// TestRankUtilitySensitivity: the bound utilities (ranks at arbitrary
+// candidates plus a public bonus) move by at most 1 on adversarial
+// neighbours.
+func TestRankUtilitySensitivity(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	down, up := Candidates(1.5, 0, 100)
+	xs := append(append([]float64(nil), down...), up...)
+	bonus := func(k int) float64 { return float64(k % 5) }
+	special := []float64{0, 100, 1.5, up[3], down[7], math.NaN(), -1, 1e9}
+	for trial := 0; trial < 30; trial++ {
+		n := 1 + rng.IntN(20)
+		col := make([]float64, n)
+		for i := range col {
+			col[i] = rng.Float64() * 4
+		}
+		for i := 0; i < n; i++ {
+			for _, v := range special {
+				nb := append([]float64(nil), col...)
+				nb[i] = v
+				for _, q := range []float64{0.01, 0.5, 0.99} {
+					u0 := RankUtilities(xs, rankOf(col), q, n, bonus)
+					u1 := RankUtilities(xs, rankOf(nb), q, n, bonus)
+					for k := range u0 {
+						if math.Abs(u0[k]-u1[k]) > 1 || u0[k] != math.Trunc(u0[k]) {
+							t.Fatalf("utility %d moved from %v to %v", k, u0[k], u1[k])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// rankOf is releaseFeature's rank on the declared box [0, 100].
+func rankOf(col []float64) func(float64) float64 {
+	var vals []float64
+	for _, v := range col {
+		if !math.IsNaN(v) {
+			vals = append(vals, mechanism.Clip(v, 0, 100))
+		}
+	}
+	sort.Float64s(vals)
+	return func(x float64) float64 {
+		return float64(sort.Search(len(vals), func(i int) bool { return vals[i] > x }))
+	}
+}
+
+// TestNoiseScale: report-noisy-max draws Laplace noise of exactly Scale()
+// = 2/ε_q: with two utilities 0 and −b the second wins with probability
+// P[L₁ − L₀ > b] = ½e⁻¹(1 + ½) for iid Laplace(b) (the difference's tail
+// ½e^(−x/b)(1 + x/(2b))).
+func TestNoiseScale(t *testing.T) {
+	p, err := New(10, []float64{0}, []float64{1}, 0.5, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Scale() != 4 {
+		t.Fatalf("scale %v, want 2/ε_q = 4", p.Scale())
+	}
+	b := p.Scale()
+	const draws = 20000
+	wins := 0
+	for range draws {
+		i, err := noisyMax([]float64{0, -b}, p.noiseScale())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wins += i
+	}
+	want := 0.5 * math.Exp(-1) * 1.5
+	got := float64(wins) / draws
+	if sd := math.Sqrt(want * (1 - want) / draws); math.Abs(got-want) > 5*sd {
+		t.Fatalf("second index won %.4f of draws, want %.4f ± %.4f (scale 2/ε_q)", got, want, 5*sd)
+	}
+}
+
+// TestSplitJoint: with δ > 0 the Per·d quantiles (ε_q²/2-zCDP each) and the
+// kind's Gaussian release of ratio ≤ r fit exactly in the unit ratio R of
+// the charged (ε, δ), the kind's ε′ has unit ratio just below r, and the
+// charge is one Gaussian event of ratio R at (ε, δ).
+func TestSplitJoint(t *testing.T) {
+	for _, c := range []struct {
+		eps, delta float64
+		d          int
+	}{{1, 1e-6, 10}, {0.1, 1e-6, 40}, {10, 1e-5, 57}, {1, 1e-6, 1}} {
+		s, err := NewSplit(c.eps, c.delta, c.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unit, _ := mechanism.GaussianSigma(1, c.eps, c.delta)
+		R := 1 / unit
+		if s.R != R || !s.Joint || s.Per != Quantiles {
+			t.Fatalf("%+v: R %v want %v", c, s.R, R)
+		}
+		q := float64(s.Per * c.d)
+		used := q*s.EpsQ*s.EpsQ + s.R2*s.R2
+		if used > R*R || used < R*R*(1-1e-9) {
+			t.Fatalf("%+v: quantiles and kind use ρ·2 = %v of R² = %v", c, used, R*R)
+		}
+		if share := q * s.EpsQ * s.EpsQ / (R * R); math.Abs(share-Share) > 1e-9 {
+			t.Fatalf("%+v: box share %v, want %v", c, share, Share)
+		}
+		kr, err := unitRatio(s.KindEps, c.delta)
+		if err != nil || kr > s.R2 || kr < s.R2*(1-1e-6) {
+			t.Fatalf("%+v: kind unit ratio %v at ε′ %v, want just ≤ %v (%v)", c, kr, s.KindEps, s.R2, err)
+		}
+		ev, err := s.Events([]budget.Event{mechanism.GaussianEvent(1, 1/kr, s.KindEps, c.delta)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ev) != 1 || ev[0].Kind != budget.Gaussian || ev[0].Epsilon != c.eps || ev[0].Delta != c.delta || ev[0].Ratio != R {
+			t.Fatalf("%+v: events %+v, want one Gaussian (ε, δ) of ratio %v", c, ev, R)
+		}
+		if _, err := s.Events([]budget.Event{mechanism.GaussianEvent(1, 1/(s.R2*1.001), s.KindEps, c.delta)}); err == nil {
+			t.Fatalf("%+v: a kind above ratio r was accepted", c)
+		}
+		if _, err := s.Events([]budget.Event{{Kind: budget.Laplace, Epsilon: s.KindEps}}); err == nil {
+			t.Fatalf("%+v: a Laplace kind was accepted into the joint event", c)
+		}
+	}
+}
+
+// TestSplitPure: with δ = 0 the quantiles and the kind add up to at most ε
+// (basic composition) and the box gets its Share.
+func TestSplitPure(t *testing.T) {
+	for _, d := range []int{1, 10, 57} {
+		s, err := NewSplit(1, 0, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := float64(s.Per * d)
+		if s.Joint || q*s.EpsQ+s.KindEps > 1 || q*s.EpsQ < Share*(1-1e-12) {
+			t.Fatalf("d=%d: split %+v", d, s)
+		}
+		ev, err := s.Events([]budget.Event{{Kind: budget.Laplace, Epsilon: s.KindEps}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ev) != 2 || ev[0].Kind != budget.Laplace || ev[0].Epsilon != q*s.EpsQ || ev[1].Epsilon != s.KindEps {
+			t.Fatalf("d=%d: events %+v", d, ev)
+		}
+	}
+}
+
+// TestReleaseNeverFails: degenerate tables (all NULL, constant, one row,
+// values outside the box) get a box of positive width inside the declared
+// one, with no error.
+func TestReleaseNeverFails(t *testing.T) {
+	nan := math.NaN()
+	for _, X := range [][][]float64{
+		{{nan, nan}},
+		{{3, 3}, {3, 3}, {3, 3}},
+		{{-1e9, 1e9}},
+		{{0, 100}, {0, 100}},
+	} {
+		p, err := New(len(X), []float64{0, 0}, []float64{100, 100}, 0.5, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			b, err := p.Release(X)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range b.Lo {
+				if !(b.Lo[j] >= 0 && b.Lo[j] < b.Hi[j] && b.Hi[j] <= 100) {
+					t.Fatalf("box %v, %v of %v", b.Lo, b.Hi, X)
+				}
+			}
+		}
+	}
+}
+
+// TestReleaseFindsCorner: at a large n·ε_q the box of data uniform on
+// [0, 2] of a declared [0, 100] starts at 0 and ends just above the data.
+// The bonus makes one more octave of width cost γ = b, so a single
+// release overshoots by an octave or more about one time in ten (measured:
+// median 2.65, 90 % quantile 4.2 over 200 releases); the median of 21
+// releases above 4 has probability below 10⁻⁵.
+func TestReleaseFindsCorner(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 20000
+	X := make([][]float64, n)
+	for i := range X {
+		X[i] = []float64{2 * rng.Float64()}
+	}
+	p, err := New(n, []float64{0}, []float64{100}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var his []float64
+	for range 21 {
+		b, err := p.Release(X)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(b.Lo[0] < 0.1 && b.Hi[0] > 1.5) {
+			t.Fatalf("box [%v, %v] for data uniform on [0, 2]", b.Lo[0], b.Hi[0])
+		}
+		his = append(his, b.Hi[0])
+	}
+	sort.Float64s(his)
+	if his[10] > 4 {
+		t.Fatalf("median upper bound %v over 21 releases for data uniform on [0, 2] of [0, 100]", his[10])
+	}
+}
+
+// auditPlan is a one-feature plan on [0, 1] for n = 4 rows at ε_q with
+// tail 0.25, and the neighbouring columns D = {0, ½, ½, 1} and
+// D′ = {0, ½, 1, 1}: the moved row changes the rank of the middle grid
+// points, so the upper quantile's unique best point becomes a tie.
+func auditPlan(t testing.TB, epsQ float64) (*Plan, []float64, []float64) {
+	p, err := New(4, []float64{0}, []float64{1}, epsQ, 0.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A 5-point grid and 5 candidates per bound keep the audit fast;
+	// report-noisy-max's guarantee does not depend on their number.
+	p.grids[0] = []float64{0, 0.25, 0.5, 0.75, 1}
+	p.candOct = 2
+	return p, []float64{0, 0.5, 0.5, 1}, []float64{0, 0.5, 1, 1}
+}
+
+// boxSampler releases the box of D or D′ and returns lo + 10·hi (the
+// pair as one number, both in [0, 1]: the audit searches thresholds on it).
+func boxSampler(t testing.TB, p *Plan, d0, d1 []float64) audit.Sampler {
+	return func(side int) float64 {
+		col := d0
+		if side == 1 {
+			col = d1
+		}
+		lo, hi, err := p.releaseFeature(0, func(i int) float64 { return col[i] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return lo + 10*hi
+	}
+}
+
+// quantileSampler releases only the upper (1 − t)-quantile's index.
+func quantileSampler(t testing.TB, p *Plan, d0, d1 []float64) audit.Sampler {
+	return func(side int) float64 {
+		col := d0
+		if side == 1 {
+			col = d1
+		}
+		c := counts(p.grids[0], func(i int) float64 { return col[i] }, p.n)
+		j, err := noisyMax(Utilities(c, 1-p.tail, p.n), p.noiseScale())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return float64(j)
+	}
+}
+
+const auditEpsQ, auditN = 0.5, 10000
+
+// TestAuditBoxRelease: the one-feature box (median, lower, upper at ε_q
+// each, the penalty anchored at the released median) must not show
+// ε > 3ε_q.
+func TestAuditBoxRelease(t *testing.T) {
+	p, d0, d1 := auditPlan(t, auditEpsQ)
+	audit.RequirePass(t, boxSampler(t, p, d0, d1), Quantiles*auditEpsQ, audit.Config{N: auditN})
+}
+
+// TestAuditBoxNoNoiseCaught is an expected failure: the box from
+// (practically) noiseless quantiles is caught.
+func TestAuditBoxNoNoiseCaught(t *testing.T) {
+	p, d0, d1 := auditPlan(t, auditEpsQ)
+	p.noiseMul = 1e-6
+	audit.RequireCatch(t, boxSampler(t, p, d0, d1), Quantiles*auditEpsQ, audit.Config{N: auditN})
+}
+
+// TestAuditQuantile: one bound's report-noisy-max must not show ε > ε_q.
+func TestAuditQuantile(t *testing.T) {
+	p, d0, d1 := auditPlan(t, auditEpsQ)
+	audit.RequirePass(t, quantileSampler(t, p, d0, d1), auditEpsQ, audit.Config{N: auditN})
+}
+
+// TestAuditQuantileTenthNoiseCaught is an expected failure: the same
+// quantile at a tenth of the noise is caught.
+func TestAuditQuantileTenthNoiseCaught(t *testing.T) {
+	p, d0, d1 := auditPlan(t, auditEpsQ)
+	p.noiseMul = 0.1
+	audit.RequireCatch(t, quantileSampler(t, p, d0, d1), auditEpsQ, audit.Config{N: auditN})
+}
+
+// TestBonusCap: the largest bonus stays (ln k + 2)·b below the rank loss
+// of a candidate at the median, and reaches PenaltyOctaves at large n·ε_q.
+func TestBonusCap(t *testing.T) {
+	k := Octaves*StepsPerOctave + 1
+	for _, c := range []struct {
+		n    int
+		epsQ float64
+	}{{100, 0.01}, {1500, 0.02}, {5000, 0.01}, {100000, 0.05}} {
+		p, err := New(c.n, []float64{0}, []float64{1}, c.epsQ, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cp := p.bonusCap(k)
+		room := (0.5-p.tail)*float64(c.n) - (math.Log(float64(k))+2)*p.Scale()
+		if cp < 0 || cp > PenaltyOctaves || p.gamma*cp > math.Max(room, 0)*(1+1e-12) {
+			t.Fatalf("n=%d ε_q=%v: cap %v octaves, bonus %v, room %v", c.n, c.epsQ, cp, p.gamma*cp, room)
+		}
+	}
+	p, _ := New(100000, []float64{0}, []float64{1}, 0.05, 0)
+	if p.bonusCap(k) != PenaltyOctaves {
+		t.Fatalf("large n·ε_q: cap %v, want %v", p.bonusCap(k), PenaltyOctaves)
+	}
+}
