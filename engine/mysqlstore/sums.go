@@ -382,9 +382,27 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 	// no COALESCE); fl(fl(v − mid)/half) is monotone, so the outer clamp is
 	// dropped when the two bounds map into [−1, 1].
 	yIn := y
+	inBox := false
 	if t.isDouble(names[d]) {
-		box = append(box, yRaw+" BETWEEN "+lit(m.LabelLo)+" AND "+lit(m.LabelHi))
-		yIn = yRaw
+		col := quote(names[d])
+		switch {
+		case m.LabelShift == 0:
+			box = append(box, yRaw+" BETWEEN "+lit(m.LabelLo)+" AND "+lit(m.LabelHi))
+			yIn, inBox = yRaw, true
+		default:
+			// Centred: the box on the raw column (a plain column condition,
+			// as for the features), [a, b] the doubles whose fl(y − s) lies
+			// in the label bounds; inside, |y| ≤ 10³⁰² and fl(y − s) needs
+			// no overflow guard (the terms are evaluated only on rows that
+			// pass the WHERE).
+			if a, b, ok := shiftBox(m.LabelLo, m.LabelHi, m.LabelShift); ok {
+				box = append(box, col+" BETWEEN "+rowLit(a)+" AND "+rowLit(b))
+				yIn, inBox = "("+col+" - "+rowLit(m.LabelShift)+")", true
+			}
+		}
+	}
+	if inBox {
+		yRaw = yIn
 		if !short {
 			yIn = "(" + yRaw + " - " + lit(m.Mid) + ") / " + lit(m.Half)
 			if lo, hi := (m.LabelLo-m.Mid)/m.Half, (m.LabelHi-m.Mid)/m.Half; lo >= -1 && hi <= 1 {
@@ -638,5 +656,54 @@ func shiftedLabel(col string, shift float64) (string, bool) {
 	if !finite(shift) || math.Abs(shift) > 1e301 {
 		return "", false
 	}
-	return "(LEAST(GREATEST(" + col + ", -1e305), 1e305) - " + lit(shift) + ")", true
+	return "(LEAST(GREATEST(" + col + ", -1e305), 1e305) - " + rowLit(shift) + ")", true
+}
+
+// shiftBox returns an interval [a, b] of doubles on which
+// lo ≤ fl(y − s) ≤ hi. fl(y − s) is monotone in y, so checking the two
+// ends suffices; they start at lo + s, hi + s and step inward one ulp at a
+// time until the check holds (as unitBox).
+func shiftBox(lo, hi, s float64) (a, b float64, ok bool) {
+	a, b = lo+s, hi+s
+	if !finite(a, b) {
+		return 0, 0, false
+	}
+	for i := 0; a-s < lo || a-s > hi; i++ {
+		if i == 64 {
+			return 0, 0, false
+		}
+		a = math.Nextafter(a, math.Inf(1))
+	}
+	for i := 0; b-s > hi || b-s < lo; i++ {
+		if i == 64 {
+			return 0, 0, false
+		}
+		b = math.Nextafter(b, math.Inf(-1))
+	}
+	return a, b, a <= b
+}
+
+// rowLit writes v for an expression that a Spider head passes on to its
+// shards. Spider prints the statement's literals again with MariaDB's
+// my_gcvt, which writes a double such as 3.6e-05 or 0.25 in fixed notation;
+// the shard then reads a DECIMAL literal and converts it to double on every
+// evaluation (≈ 0.2 µs each: the centred label's 22 occurrences doubled
+// the CPU of the inside statement on Spider). my_gcvt keeps the exponent
+// form when |v| < 10⁻⁵ or when the integer part has more digits than the
+// shortest form's significant digits (|v| ≥ 10¹⁷), and an integer it
+// prints bare is read as an integer literal, converted exactly. Any other v
+// is written as the product a·2⁻ᵏ, a = v·2ᵏ, k ≥ 17 with |a| ≥ 10¹⁷: both
+// factors keep the exponent form, both products are exact (power-of-two
+// scaling, no overflow or underflow for 10⁻⁵ ≤ |v| < 10¹⁷), so the shard
+// and a single MariaDB evaluate exactly v, as a DOUBLE.
+func rowLit(v float64) string {
+	av := math.Abs(v)
+	if av == 0 || av < 1e-5 || av >= 1e17 || (v == math.Trunc(v) && av < 1<<53) {
+		return lit(v)
+	}
+	k := 17
+	for math.Abs(math.Ldexp(v, k)) < 1e17 {
+		k++
+	}
+	return "(" + strconv.FormatFloat(math.Ldexp(v, k), 'e', -1, 64) + " * " + strconv.FormatFloat(math.Ldexp(1, -k), 'e', -1, 64) + ")"
 }

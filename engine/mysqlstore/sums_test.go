@@ -194,13 +194,26 @@ func TestLabelShift(t *testing.T) {
 	tb := testTable()
 	m := functions.LinearMap{Features: []string{"a", "b"}, Mul: []float64{1, 0.5}, Add: []float64{0, -1}, Inv: 1 / math.Sqrt(3),
 		Intercept: true, Label: "y", LabelLo: 0, LabelHi: 3, Mid: 1.5, Half: 1.5, LabelNull: 1.5, LabelShift: 0.25}
-	want := "(LEAST(GREATEST(`y`, -1e305), 1e305) - (2.5e-01))"
+	want := "(LEAST(GREATEST(`y`, -1e305), 1e305) - (1.4411518807585587e+17 * 1.734723475976807e-18))"
 	fs, ok := linearFast(tb, m)
 	if !ok {
 		t.Fatal("fast statement refused a shift")
 	}
 	if q := aggregateSQL(tb, fs.terms); !strings.Contains(q, want) {
 		t.Fatalf("fast statement lacks %s: %s", want, q)
+	}
+	// The in-box split: the label's box on the raw column, the shift
+	// without the guard inside.
+	a, b, ok := shiftBox(0, 3, 0.25)
+	if !ok {
+		t.Fatal("no box for the shift")
+	}
+	if wantBox := "`y` BETWEEN " + rowLit(a) + " AND " + rowLit(b); !strings.Contains(strings.Join(fs.box, " AND "), wantBox) {
+		t.Fatalf("box %v lacks %s", fs.box, wantBox)
+	}
+	in := aggregateSQL(tb, fs.inTerms)
+	if wantIn := "((`y` - (1.4411518807585587e+17 * 1.734723475976807e-18)) - (1.5e+00)) / (1.5e+00)"; !strings.Contains(in, wantIn) || strings.Contains(in, "1e305") {
+		t.Fatalf("inside statement lacks %s or keeps the guard: %s", wantIn, in)
 	}
 	terms, _, ok := linearTerms(tb, m)
 	if !ok {
@@ -316,5 +329,69 @@ func TestInBoxSplit(t *testing.T) {
 	fs, _ = linearFast(tb, m)
 	if len(fs.parts(true)) != 1 {
 		t.Fatal("split without DOUBLE columns")
+	}
+}
+
+// rowLit: the text evaluates to exactly v, and every number in it is one
+// that Spider's re-printing (MariaDB's my_gcvt) keeps in exponent form or
+// prints as an exact integer, so the shard reads DOUBLE (or integer)
+// literals, never DECIMAL ones.
+func TestRowLit(t *testing.T) {
+	survives := func(x float64) bool {
+		ax := math.Abs(x)
+		return ax == 0 || ax < 1e-5 || ax >= 1e17 || (x == math.Trunc(x) && ax < 1<<53)
+	}
+	vals := []float64{0, 1, -1, 3, 0.25, -3.633827127302869e-05, 1e-5, 9.99e-6, 0.1, 1.0 / 3, 730000 + 1.0/3, -2.9e6,
+		1e16 + 2, 99999999999999.5, 1e17, -1e300, 5e-324, math.MaxFloat64, 1 << 53, 1<<53 + 2}
+	for i := -30; i <= 30; i++ {
+		vals = append(vals, math.Pi*math.Pow(10, float64(i)), -math.E*math.Pow(2, float64(3*i)))
+	}
+	for _, v := range vals {
+		s := strings.Trim(rowLit(v), "()")
+		parts := strings.Split(s, " * ")
+		got := 1.0
+		for _, p := range parts {
+			x, err := strconv.ParseFloat(p, 64)
+			if err != nil {
+				t.Fatalf("%v: %q: %v", v, s, err)
+			}
+			if !survives(x) {
+				t.Fatalf("%v: factor %v of %q would reach a shard as a DECIMAL literal", v, x, s)
+			}
+			got *= x
+		}
+		if got != v || len(parts) > 2 {
+			t.Fatalf("%v: %q evaluates to %v", v, s, got)
+		}
+	}
+}
+
+// shiftBox: on [a, b] the centred label fl(y − s) lies in [lo, hi] (the
+// ends and a grid inside, the map being monotone), and the box is
+// [lo + s, hi + s] up to a few ulps.
+func TestShiftBox(t *testing.T) {
+	for _, c := range []struct{ lo, hi, s float64 }{
+		{-1, 1, -3.633827127302869e-05}, {-1, 1, 0.3}, {0, 3, 0.25}, {1000, 1001, 730000 + 1.0/3}, {-1e300, 1e300, 1e301},
+		{0, 1e-300, 0.5}, {-5, 5, -2.9e6},
+	} {
+		a, b, ok := shiftBox(c.lo, c.hi, c.s)
+		if !ok {
+			t.Fatalf("%+v: no box", c)
+		}
+		for i := 0; i <= 100; i++ {
+			y := a + (b-a)*float64(i)/100
+			if i == 100 {
+				y = b
+			}
+			if v := y - c.s; v < c.lo || v > c.hi {
+				t.Fatalf("%+v: y = %v in [%v, %v] gives %v", c, y, a, b, v)
+			}
+		}
+		if ulps := math.Abs(a-(c.lo+c.s)) / math.Max(ulp(a), ulp(c.lo+c.s)); ulps > 4 {
+			t.Fatalf("%+v: a = %v is %v ulps from lo + s", c, a, ulps)
+		}
+		if ulps := math.Abs(b-(c.hi+c.s)) / math.Max(ulp(b), ulp(c.hi+c.s)); ulps > 4 {
+			t.Fatalf("%+v: b = %v is %v ulps from hi + s", c, b, ulps)
+		}
 	}
 }
