@@ -26,8 +26,10 @@ type Rows interface {
 // consistent snapshot and returns the n of that snapshot.
 type Pushdown interface {
 	// ShiftedSum returns n and Σ fl(clip(v) − lo), clip as mechanism.Clip
-	// (NULL → fl(lo + (hi − lo)/2)), summed exactly and rounded once.
-	ShiftedSum(db, table, col string, lo, hi float64) (sum float64, n int64, ok bool, err error)
+	// (NULL → fl(lo + (hi − lo)/2)): exact = true sums exactly and rounds
+	// once (DECIMAL); exact = false sums the same per-row terms as DOUBLE
+	// in the backend's order (mechanism.Mean.ReleaseAnyOrderSum).
+	ShiftedSum(db, table, col string, lo, hi float64, exact bool) (sum float64, n int64, ok bool, err error)
 	// LinearStats returns n, A = Σ x′x′ᵀ (F×F row-major, both triangles)
 	// and c = Σ y′x′ of the rows mapped as mechanism.Prepared.Transform and
 	// linreg's label map (see LinearMap): exact = false sums them as DOUBLE in

@@ -55,8 +55,9 @@ func clipExpr(col string, null, lo, hi float64) string {
 	return "LEAST(GREATEST(COALESCE(" + quote(col) + ", " + lit(null) + "), " + lit(lo) + "), " + lit(hi) + ")"
 }
 
-// ShiftedSum implements functions.Pushdown: n and Σ fl(clip(v) − lo).
-func (b *Backend) ShiftedSum(db, name, col string, lo, hi float64) (float64, int64, bool, error) {
+// ShiftedSum implements functions.Pushdown: n and Σ fl(clip(v) − lo),
+// exactly (DECIMAL) or as DOUBLE in the backend's order.
+func (b *Backend) ShiftedSum(db, name, col string, lo, hi float64, exact bool) (float64, int64, bool, error) {
 	t, ok := b.lookup(db, name)
 	if !ok {
 		return 0, 0, false, nil
@@ -73,6 +74,13 @@ func (b *Backend) ShiftedSum(db, name, col string, lo, hi float64) (float64, int
 	}
 	null := lo + (hi-lo)/2 // mechanism.Clip's NULL value, computed as it does
 	term := "CAST(" + clipExpr(names[0], null, lo, hi) + " - " + lit(lo) + " AS " + meanScale + ")"
+	if !exact {
+		// The same double per row (LEAST/GREATEST return an argument, the
+		// subtraction is one IEEE operation), summed as DOUBLE: the DECIMAL
+		// conversion is most of this statement's cost. Literals through
+		// rowLit (Spider re-prints them, see there).
+		term = "LEAST(GREATEST(COALESCE(" + quote(names[0]) + ", " + rowLit(null) + "), " + rowLit(lo) + "), " + rowLit(hi) + ") - " + rowLit(lo)
+	}
 	out, n, err := b.aggregate(t, []string{term})
 	if err != nil {
 		return 0, 0, true, err
