@@ -342,11 +342,11 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 		// also converts them to DOUBLE) and add no condition.
 		uIn[j] = ""
 		if a, b, ok := unitBox(mul, add); ok && t.isDouble(names[j]) {
-			box = append(box, v+" BETWEEN "+lit(a)+" AND "+lit(b))
+			box = append(box, v+" BETWEEN "+rowLit(a)+" AND "+rowLit(b))
 			if mul == 1 && add == 0 {
 				uIn[j] = v
 			} else {
-				uIn[j] = "(" + v + " * " + lit(mul) + " + " + lit(add) + ")"
+				uIn[j] = "(" + v + " * " + rowLit(mul) + " + " + rowLit(add) + ")"
 			}
 		}
 		if mul == 1 && add == 0 {
@@ -361,10 +361,10 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 		if mul > 0.5 || math.Abs(add) > 1e307 {
 			// |v·mul + add| ≤ ½·1.8·10³⁰⁸ + 10³⁰⁷ cannot overflow otherwise.
 			if big := 1e300 / mul; !math.IsInf(big, 0) {
-				v = "LEAST(GREATEST(" + v + ", " + lit(-big) + "), " + lit(big) + ")"
+				v = "LEAST(GREATEST(" + v + ", " + rowLit(-big) + "), " + rowLit(big) + ")"
 			}
 		}
-		u[j] = "LEAST(GREATEST(" + v + " * " + lit(m.Mul[j]) + " + " + lit(add) + ", -1e0), 1e0)"
+		u[j] = "LEAST(GREATEST(" + v + " * " + rowLit(m.Mul[j]) + " + " + rowLit(add) + ", -1e0), 1e0)"
 		if uIn[j] == "" {
 			uIn[j] = u[j]
 		}
@@ -379,12 +379,12 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 	}
 	yRaw := yv
 	if (m.LabelNull-m.Mid)/m.Half != 0 {
-		yv = "COALESCE(" + yv + ", " + lit(m.LabelNull) + ")"
+		yv = "COALESCE(" + yv + ", " + rowLit(m.LabelNull) + ")"
 	}
-	y := "LEAST(GREATEST(" + yv + ", " + lit(m.LabelLo) + "), " + lit(m.LabelHi) + ")"
+	y := "LEAST(GREATEST(" + yv + ", " + rowLit(m.LabelLo) + "), " + rowLit(m.LabelHi) + ")"
 	short := m.Mid == 0 && m.Half == 1 && m.LabelLo >= -1 && m.LabelHi <= 1
 	if !short {
-		y = "LEAST(GREATEST((" + y + " - " + lit(m.Mid) + ") / " + lit(m.Half) + ", -1e0), 1e0)"
+		y = "LEAST(GREATEST((" + y + " - " + rowLit(m.Mid) + ") / " + rowLit(m.Half) + ", -1e0), 1e0)"
 	}
 	// Inside the label bounds clip is the identity (NULL is never inside:
 	// no COALESCE); fl(fl(v − mid)/half) is monotone, so the outer clamp is
@@ -395,7 +395,7 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 		col := quote(names[d])
 		switch {
 		case m.LabelShift == 0:
-			box = append(box, yRaw+" BETWEEN "+lit(m.LabelLo)+" AND "+lit(m.LabelHi))
+			box = append(box, yRaw+" BETWEEN "+rowLit(m.LabelLo)+" AND "+rowLit(m.LabelHi))
 			yIn, inBox = yRaw, true
 		default:
 			// Centred: the box on the raw column (a plain column condition,
@@ -412,7 +412,7 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 	if inBox {
 		yRaw = yIn
 		if !short {
-			yIn = "(" + yRaw + " - " + lit(m.Mid) + ") / " + lit(m.Half)
+			yIn = "(" + yRaw + " - " + rowLit(m.Mid) + ") / " + rowLit(m.Half)
 			if lo, hi := (m.LabelLo-m.Mid)/m.Half, (m.LabelHi-m.Mid)/m.Half; lo >= -1 && hi <= 1 {
 				yIn = "(" + yIn + ")"
 			} else {

@@ -2,6 +2,7 @@ package mysqlstore
 
 import (
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -212,7 +213,7 @@ func TestLabelShift(t *testing.T) {
 		t.Fatalf("box %v lacks %s", fs.box, wantBox)
 	}
 	in := aggregateSQL(tb, fs.inTerms)
-	if wantIn := "((`y` - (1.4411518807585587e+17 * 1.734723475976807e-18)) - (1.5e+00)) / (1.5e+00)"; !strings.Contains(in, wantIn) || strings.Contains(in, "1e305") {
+	if wantIn := "((`y` - (1.4411518807585587e+17 * 1.734723475976807e-18)) - " + rowLit(1.5) + ") / " + rowLit(1.5); !strings.Contains(in, wantIn) || strings.Contains(in, "1e305") {
 		t.Fatalf("inside statement lacks %s or keeps the guard: %s", wantIn, in)
 	}
 	terms, _, ok := linearTerms(tb, m)
@@ -297,7 +298,7 @@ func TestInBoxSplit(t *testing.T) {
 		t.Fatalf("in-box terms not bare: %s", in)
 	}
 	// b is an integer column: clamped in both parts, no condition.
-	if !strings.Contains(in, "LEAST(GREATEST(`b` * (5e-01) + (-1e+00), -1e0), 1e0)") {
+	if !strings.Contains(in, "LEAST(GREATEST(`b` * "+rowLit(0.5)+" + (-1e+00), -1e0), 1e0)") {
 		t.Fatalf("integer column: %s", in)
 	}
 	if out != aggregateSQL(tb, fs.terms)+" WHERE "+wantBox+" IS NOT TRUE"+wantGroup {
@@ -314,7 +315,8 @@ func TestInBoxSplit(t *testing.T) {
 	m.LabelLo, m.LabelHi, m.Mid, m.Half, m.LabelNull = 0, 3, 1.5, 1.5, 1.5
 	fs, _ = linearFast(tb, m)
 	in = fs.parts(true)[0].sql(tb)
-	for _, want := range []string{"`b` BETWEEN (0e+00) AND (4e+00)", "`y` BETWEEN (0e+00) AND (3e+00)", "(`b` * (5e-01) + (-1e+00)) * ((`y` - (1.5e+00)) / (1.5e+00))"} {
+	for _, want := range []string{"`b` BETWEEN (0e+00) AND (4e+00)", "`y` BETWEEN (0e+00) AND (3e+00)",
+		"(`b` * " + rowLit(0.5) + " + (-1e+00)) * ((`y` - " + rowLit(1.5) + ") / " + rowLit(1.5) + ")"} {
 		if !strings.Contains(in, want) {
 			t.Fatalf("in-box part lacks %s: %s", want, in)
 		}
@@ -322,6 +324,14 @@ func TestInBoxSplit(t *testing.T) {
 	if strings.Contains(in, "LEAST") || strings.Contains(in, "COALESCE") {
 		t.Fatalf("in-box part clamps: %s", in)
 	}
+	// Every number in both parts (general map, and centred) is one Spider
+	// passes on as a DOUBLE or exact integer literal (rowLit).
+	m.LabelShift = 0.3
+	fs, _ = linearFast(tb, m)
+	for _, p := range fs.parts(true) {
+		requireDoubleLiterals(t, p.sql(tb))
+	}
+	m.LabelShift = 0
 	// No DOUBLE column at all: no split.
 	for i := range tb.double {
 		tb.double[i] = false
@@ -392,6 +402,23 @@ func TestShiftBox(t *testing.T) {
 		}
 		if ulps := math.Abs(b-(c.hi+c.s)) / math.Max(ulp(b), ulp(c.hi+c.s)); ulps > 4 {
 			t.Fatalf("%+v: b = %v is %v ulps from hi + s", c, b, ulps)
+		}
+	}
+}
+
+// requireDoubleLiterals fails if a number in q (outside backquoted names)
+// is one that MariaDB's my_gcvt would print in fixed notation with a
+// fraction, i.e. would reach a Spider shard as a DECIMAL literal.
+func requireDoubleLiterals(t *testing.T, q string) {
+	t.Helper()
+	q = regexp.MustCompile("`[^`]*`").ReplaceAllString(q, "")
+	for _, num := range regexp.MustCompile(`[0-9][0-9.]*(e[-+]?[0-9]+)?`).FindAllString(q, -1) {
+		x, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", num, err)
+		}
+		if !(x == 0 || x < 1e-5 || x >= 1e17 || x == math.Trunc(x) && x < 1<<53) {
+			t.Fatalf("literal %s would reach a shard as DECIMAL: %s", num, q)
 		}
 	}
 }
