@@ -142,6 +142,7 @@ func (e *Env) pushLSQ(s *trainSpec, tr *lsq.Trainer, exact bool) (*mechanism.Mod
 			return nil, true, err
 		}
 		m.LabelShift = tr.LabelShift(mu)
+		m.ShiftAlgebraic = tr.ShiftAlgebraic()
 	}
 	a, c, n, pushed, err := pd.LinearStats(s.ref.db, s.ref.table, m, exact)
 	if !pushed {

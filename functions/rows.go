@@ -65,6 +65,14 @@ type LinearMap struct {
 	// (DP_LSQ's centring, y − (μ̃ − mid)); NULL stays NULL. |LabelShift|
 	// must be at most 10³⁰¹ (it is ≤ LabelHi − LabelLo).
 	LabelShift float64
+	// ShiftAlgebraic lets the fast statement apply LabelShift to the rows
+	// inside its box through their sums instead of row by row:
+	// Σu·y′ = (Σu·y − (s + mid)·Σu)/half (exact rational arithmetic in
+	// dpsql). It saves the per-row subtraction, but the sums then differ
+	// from the per-row ones by up to γ·Σ|u|·M/half, M = max(|lo|, |hi|) +
+	// 2|s| + |mid| instead of γ·Σ|u·y′|: set only for plans whose allowance
+	// covers that (lsq.Trainer.ShiftAlgebraic).
+	ShiftAlgebraic bool
 }
 
 // ErrBackend marks a failure of the storage backend (a server or shard

@@ -230,6 +230,31 @@ type fastStats struct {
 	d, f      int
 	intercept bool
 	inv       float64
+	// inShift, when set, turns the inside part's sums of the raw label
+	// into those of the shifted, mapped label (LinearMap.ShiftAlgebraic).
+	inShift *shiftFix
+}
+
+// shiftFix maps sums of u·y and y over the rows inside the box to sums of
+// u·y′ and y′, y′ = (y − off)/half, off = s + mid, exactly: the inside
+// part has the sums Σu_j (the intercept column) and the count it needs.
+type shiftFix struct {
+	off, half *big.Rat
+	d         int
+}
+
+func (f *shiftFix) apply(sums []*big.Rat, count int64) {
+	d := f.d
+	base := d * (d + 1) / 2 // Σu_j u_k, then Σu_j, then Σu_j·y, then Σy
+	t := new(big.Rat)
+	for j := 0; j < d; j++ {
+		uy, u := sums[base+d+j], sums[base+j]
+		uy.Sub(uy, t.Mul(f.off, u))
+		uy.Quo(uy, f.half)
+	}
+	y := sums[base+2*d]
+	y.Sub(y, t.Mul(f.off, new(big.Rat).SetInt64(count)))
+	y.Quo(y, f.half)
 }
 
 // aggPart is one statement of a release: COUNT(*) and SUM(term)… over
@@ -239,6 +264,7 @@ type aggPart struct {
 	terms []string
 	where string
 	group string
+	fix   *shiftFix // applied to each row's sums before they are added
 }
 
 func (p aggPart) sql(t *table) string {
@@ -280,7 +306,7 @@ func (fs fastStats) parts(split bool) []aggPart {
 	}
 	first.WriteString(" ELSE 0 END")
 	return []aggPart{
-		{terms: fs.inTerms, where: box + " IS TRUE"},
+		{terms: fs.inTerms, where: box + " IS TRUE", fix: fs.inShift},
 		{terms: fs.terms, where: box + " IS NOT TRUE", group: first.String()},
 	}
 }
@@ -391,6 +417,7 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 	// dropped when the two bounds map into [−1, 1].
 	yIn := y
 	inBox := false
+	var algebraic *shiftFix
 	if t.isDouble(names[d]) {
 		col := quote(names[d])
 		switch {
@@ -406,6 +433,13 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 			if a, b, ok := shiftBox(m.LabelLo, m.LabelHi, m.LabelShift); ok {
 				box = append(box, col+" BETWEEN "+rowLit(a)+" AND "+rowLit(b))
 				yIn, inBox = "("+col+" - "+rowLit(m.LabelShift)+")", true
+				if m.ShiftAlgebraic && m.Intercept {
+					// The raw label inside; the shift and the label map
+					// through the sums (shiftFix).
+					off := new(big.Rat).Add(new(big.Rat).SetFloat64(m.LabelShift), new(big.Rat).SetFloat64(m.Mid))
+					algebraic = &shiftFix{off: off, half: new(big.Rat).SetFloat64(m.Half), d: d}
+					yIn, inBox = col, false
+				}
 			}
 		}
 	}
@@ -428,6 +462,7 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 	if len(box) > 0 {
 		fs.inTerms = productTerms(uIn, yIn, m.Intercept)
 		fs.box = box
+		fs.inShift = algebraic
 	}
 	return fs, true
 }
@@ -601,15 +636,21 @@ func (b *Backend) aggregateParts(t *table, parts []aggPart) ([]float64, int64, e
 					return b.fail("aggregate over "+t.from(), err)
 				}
 				total += n
+				row := make([]*big.Rat, nt)
 				for i, r := range raw {
+					row[i] = new(big.Rat)
 					if !r.Valid {
 						continue // SUM of no rows
 					}
-					v, ok := new(big.Rat).SetString(r.String)
-					if !ok {
+					if _, ok := row[i].SetString(r.String); !ok {
 						rows.Close()
 						return fmt.Errorf("%w: aggregate over %s: unparsable sum %q", functions.ErrBackend, t.from(), r.String)
 					}
+				}
+				if p.fix != nil {
+					p.fix.apply(row, n)
+				}
+				for i, v := range row {
 					sums[i].Add(sums[i], v)
 				}
 			}

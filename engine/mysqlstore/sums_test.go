@@ -2,6 +2,7 @@ package mysqlstore
 
 import (
 	"math"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -420,5 +421,67 @@ func requireDoubleLiterals(t *testing.T, q string) {
 		if !(x == 0 || x < 1e-5 || x >= 1e17 || x == math.Trunc(x) && x < 1<<53) {
 			t.Fatalf("literal %s would reach a shard as DECIMAL: %s", num, q)
 		}
+	}
+}
+
+// ShiftAlgebraic: the inside part sums the raw label (no per-row
+// subtraction), and shiftFix turns its sums into those of
+// y′ = (y − s − mid)/half exactly (checked against the exact rational sums
+// of random rows); without an intercept (no Σu in the statement) the
+// per-row shift stays.
+func TestShiftAlgebraic(t *testing.T) {
+	tb := testTable()
+	tb.double[1], tb.kinds[1] = true, kindFloat
+	m := functions.LinearMap{Features: []string{"a", "b"}, Mul: []float64{1, 0.5}, Add: []float64{0, -1}, Inv: 1 / math.Sqrt(3),
+		Intercept: true, Label: "y", LabelLo: 0, LabelHi: 3, Mid: 1.5, Half: 1.5, LabelNull: 1.5, LabelShift: 0.3, ShiftAlgebraic: true}
+	fs, ok := linearFast(tb, m)
+	if !ok || fs.inShift == nil {
+		t.Fatal("no algebraic shift")
+	}
+	in := aggregateSQL(tb, fs.inTerms)
+	if !strings.Contains(in, "SUM(`a` * `y`)") || !strings.Contains(in, "SUM(`y`)") || strings.Contains(in, "`y` -") {
+		t.Fatalf("inside part does not sum the raw label: %s", in)
+	}
+	if ps := fs.parts(true); ps[0].fix != fs.inShift || ps[1].fix != nil {
+		t.Fatal("the fix is not on the inside part alone")
+	}
+	// shiftFix against exact sums: d = 2, rows (u1, u2, y).
+	rows := [][3]float64{{0.5, -0.25, 1.7}, {-1, 0.125, 0.31}, {0.3, 0.7, 2.9}, {1, -1, 0.3}}
+	d := 2
+	nt := d*(d+1)/2 + 2*d + 1
+	sums := make([]*big.Rat, nt)
+	want := make([]*big.Rat, nt)
+	for i := range sums {
+		sums[i], want[i] = new(big.Rat), new(big.Rat)
+	}
+	r := func(v float64) *big.Rat { return new(big.Rat).SetFloat64(v) }
+	off := new(big.Rat).Add(r(m.LabelShift), r(m.Mid))
+	for _, row := range rows {
+		u := []*big.Rat{r(row[0]), r(row[1])}
+		yv := r(row[2])
+		yp := new(big.Rat).Quo(new(big.Rat).Sub(yv, off), r(m.Half))
+		base := d * (d + 1) / 2
+		for j := 0; j < d; j++ {
+			sums[base+j].Add(sums[base+j], u[j])
+			want[base+j].Add(want[base+j], u[j])
+			sums[base+d+j].Add(sums[base+d+j], new(big.Rat).Mul(u[j], yv))
+			want[base+d+j].Add(want[base+d+j], new(big.Rat).Mul(u[j], yp))
+		}
+		sums[base+2*d].Add(sums[base+2*d], yv)
+		want[base+2*d].Add(want[base+2*d], yp)
+	}
+	fs.inShift.apply(sums, int64(len(rows)))
+	for i := range sums {
+		if sums[i].Cmp(want[i]) != 0 {
+			t.Fatalf("sum %d: %v, want %v", i, sums[i].FloatString(20), want[i].FloatString(20))
+		}
+	}
+	m.Intercept = false
+	if fs, _ := linearFast(tb, m); fs.inShift != nil {
+		t.Fatal("algebraic shift without the intercept's Σu")
+	}
+	m.Intercept, m.ShiftAlgebraic = true, false
+	if fs, _ := linearFast(tb, m); fs.inShift != nil {
+		t.Fatal("algebraic shift not asked for")
 	}
 }

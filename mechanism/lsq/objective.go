@@ -186,6 +186,10 @@ func objectiveCandidate(cfg Config, f int, eta float64, sh share) (*objectivePla
 	absorbed := 0.0
 	if cfg.AnyOrderSums {
 		absorbed = 1
+		// With centring the backend shifts the labels of the rows inside
+		// its box through the sums (ShiftAlgebraic), so ĉ errs relative to
+		// the raw labels' magnitude, not y′'s.
+		accC *= algebraicShiftFactor(cfg)
 		// The Jacobian bound with the rounding, on the ridge of the
 		// first β: the final β is larger, its auto ridge too, and the
 		// bound decreases in the ridge.

@@ -172,3 +172,27 @@ func (t *Trainer) ExactStats(X [][]float64, y []float64, shift float64) (a, c []
 func AnyOrderSumBound(n int, absSum float64) float64 {
 	return gammaN(anyOrderDepth(n)+1)*absSum + float64(n+8)*0x1p-1074
 }
+
+// algebraicShiftFactor is M/half ≥ 1, M = max(|lo|, |hi|) + 2·half + |mid|
+// (public label bounds; 1 without centring): with the centring shift s
+// applied through the sums, Σu·y′ = (Σu·y − (s + mid)·Σu)/half, the
+// any-order error of ĉ is γ·Σ|u|·(|y| + |s| + |mid|)/half with, on the rows
+// the backend treats so (fl(y − s) within the bounds), |y| ≤ max(|lo|, |hi|)
+// + |s| and |s| = |μ̃ − mid| ≤ half; the per-row roundings it no longer
+// performs are within the depth's margin (docs/scale-out.md, "DP_LSQ").
+func algebraicShiftFactor(cfg Config) float64 {
+	if !(cfg.Center > 0) {
+		return 1
+	}
+	lo, hi := cfg.LabelLo, cfg.LabelHi
+	half, mid := (hi-lo)/2, (lo+hi)/2
+	return math.Max(1, (math.Max(math.Abs(lo), math.Abs(hi))+2*half+math.Abs(mid))/half*(1+1e-9))
+}
+
+// ShiftAlgebraic reports whether a backend may apply the centring shift to
+// the rows inside its box through the sums (functions.LinearMap): the plan
+// is objective perturbation on any-order sums with centring, whose
+// allowance covers it (algebraicShiftFactor).
+func (t *Trainer) ShiftAlgebraic() bool {
+	return t.center != nil && t.obj != nil && t.cfg.AnyOrderSums
+}

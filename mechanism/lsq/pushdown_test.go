@@ -46,6 +46,15 @@ func TestPlanPush(t *testing.T) {
 			if objective && exact {
 				t.Fatalf("%q n=%d: objective perturbation on the exact statement", method, n)
 			}
+			// The default call centres: on the fast statement its backend may
+			// shift the labels through the sums (algebraicShiftFactor = 3 for
+			// bounds [−1, 1]).
+			if want := method == "" && objective && !exact; tr.ShiftAlgebraic() != want {
+				t.Fatalf("%q n=%d: ShiftAlgebraic %v", method, n, tr.ShiftAlgebraic())
+			}
+			if f := algebraicShiftFactor(tr.Config()); method == "" && math.Abs(f-3) > 1e-6 || method != "" && f != 1 {
+				t.Fatalf("%q n=%d: shift factor %v", method, n, f)
+			}
 			fast := cfg
 			fast.AnyOrderSums = true
 			if f, err := Plan(fast); err == nil {
