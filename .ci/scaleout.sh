@@ -48,8 +48,20 @@ mariadb --protocol=tcp -h127.0.0.1 -P"$HEAD_PORT" -udpsql -pdpsql -e \
 ana "SELECT DP_TRAIN('points', 1, 'linreg', 'label=y; features=x1,x2,x3,x4,x5; model=m_split')" >/dev/null || fail "DP_TRAIN (split)"
 [ "$(root "SELECT n FROM dpsql.dp_models WHERE name = 'm_split'")" = 20003 ] || fail "split n: $(root "SELECT n FROM dpsql.dp_models WHERE name = 'm_split'")"
 check "DP_TRAIN linreg on the in-box split counts every row (n = 20003)"
+# [lsqfast] the DP_LSQ default call on the split: objective perturbation on
+# the fast (DOUBLE) statements with the centred label and the DOUBLE label
+# mean; every row counted, only aggregates leave the head (the 20 003 rows
+# would be ≈ 7 MB).
+headsent() { mariadb --protocol=tcp -h127.0.0.1 -P"$HEAD_PORT" -udpsql -pdpsql -N -B -e "SHOW GLOBAL STATUS LIKE 'Bytes_sent'" | cut -f2; }
+b0=$(headsent)
+ana "SELECT DP_LSQ('points', 1, 'linear', 'label=y; features=x1,x2,x3,x4,x5; model=m_lsq')" >/dev/null || fail "DP_LSQ default (split)"
+b1=$(headsent)
+[ "$(root "SELECT n FROM dpsql.dp_models WHERE name = 'm_lsq'")" = 20003 ] || fail "DP_LSQ split n: $(root "SELECT n FROM dpsql.dp_models WHERE name = 'm_lsq'")"
+root "SELECT params FROM dpsql.dp_models WHERE name = 'm_lsq'" | grep -q "method=objective" || fail "DP_LSQ default method: $(root "SELECT params FROM dpsql.dp_models WHERE name = 'm_lsq'")"
+[ $((b1 - b0)) -lt 300000 ] || fail "DP_LSQ default call moved $((b1 - b0)) bytes from the head"
+check "DP_LSQ default call (objective, centred) pushed down on the split: n = 20003, $((b1 - b0)) bytes from the head"
 s=$(ana "SELECT epsilon_spent FROM dp_budget WHERE table_name = 'dp.points'")
-[ "$s" = 4 ] || fail "spent $s, want 4"; check "budget charged ($s)"
+[ "$s" = 5 ] || fail "spent $s, want 5"; check "budget charged ($s)"
 if grep -q "ana-pw\|dpsql:dpsql" "$work/err"; then fail "secret in an error"; fi
 kill -TERM $pid; wait $pid || true
 echo "$pass passed, 0 failed"

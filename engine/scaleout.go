@@ -56,8 +56,8 @@ func (r routedRows) ScanValues(db, table string, cols []string, fn func([]any) e
 	return r.emb.ScanValues(db, table, cols, fn)
 }
 
-func (r routedRows) ShiftedSum(db, table, col string, lo, hi float64) (float64, int64, bool, error) {
-	return r.my.ShiftedSum(db, table, col, lo, hi)
+func (r routedRows) ShiftedSum(db, table, col string, lo, hi float64, exact bool) (float64, int64, bool, error) {
+	return r.my.ShiftedSum(db, table, col, lo, hi, exact)
 }
 
 func (r routedRows) LinearStats(db, table string, m functions.LinearMap, exact bool) ([]float64, []float64, int64, bool, error) {

@@ -136,6 +136,40 @@ func TestScaleOutLSQStatistics(t *testing.T) {
 					}
 				}
 			}
+			// [lsqfast] ShiftAlgebraic (objective plans with centring): the
+			// inside rows' shift through the sums. A as before; c within
+			// the embedded side's allowance plus γ·Σ|z_j|·M/half,
+			// M = max(|lo|, |hi|) + 2|s| + |mid| (mechanism/lsq
+			// algebraicShiftFactor, with the test's |s| for the released
+			// |s| ≤ half).
+			if shift != 0 {
+				alg := m
+				alg.ShiftAlgebraic = true
+				mt := math.Max(math.Abs(lcfg.LabelLo), math.Abs(lcfg.LabelHi)) + 2*math.Abs(shift) + math.Abs(mid)
+				f := len(cE)
+				for _, db := range []string{single, sharded} {
+					a, c, nB, ok, err := ts.e.Backend.LinearStats(db, "pts", alg)
+					if err != nil || !ok || nB != n {
+						t.Fatalf("%s shift %v algebraic %s: ok=%v n=%d err=%v", set, shift, db, ok, nB, err)
+					}
+					for i := range aE {
+						if diff, bound := math.Abs(aE[i]-a[i]), 2*lsq.AnyOrderSumBound(n, absA[i]); diff > bound {
+							t.Fatalf("%s shift %v algebraic %s: S[%d] |Δ| = %v, bound %v", set, shift, db, i, diff, bound)
+						}
+					}
+					for j := range cE {
+						absU := absA[j*f+f-1] / inv // Σ|z_j|
+						diff := math.Abs(cE[j] - c[j])
+						bound := lsq.AnyOrderSumBound(n, absC[j]) + lsq.AnyOrderSumBound(n, absU*mt/half)
+						if diff > bound {
+							t.Fatalf("%s shift %v algebraic %s: c[%d]: embedded %v, backend %v, |Δ| = %v, bound %v", set, shift, db, j, cE[j], c[j], diff, bound)
+						}
+						if bound > 0 {
+							worst = max(worst, diff/bound)
+						}
+					}
+				}
+			}
 			inside := splitRows(t, ts, single, m, shift <= 0.25)
 			t.Logf("%s shift %v: %d of %d rows inside the box; max |embedded − backend| = %.3g of the proven bound; exact single = Spider bit for bit", set, shift, inside, n, worst)
 		}

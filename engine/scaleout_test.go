@@ -456,16 +456,29 @@ func TestScaleOutExactStatistics(t *testing.T) {
 			}
 			want += min(max(v, 0), 4) - 0
 		}
-		sS, nS2, ok, err := ts.e.Backend.ShiftedSum("single_"+suffix, "pts", "x2", 0, 4)
+		sS, nS2, ok, err := ts.e.Backend.ShiftedSum("single_"+suffix, "pts", "x2", 0, 4, true)
 		if err != nil || !ok || nS2 != n {
 			t.Fatalf("mean single: %v %v %v", ok, nS2, err)
 		}
-		sP, _, _, err := ts.e.Backend.ShiftedSum("sharded_"+suffix, "pts", "x2", 0, 4)
+		sP, _, _, err := ts.e.Backend.ShiftedSum("sharded_"+suffix, "pts", "x2", 0, 4, true)
 		if err != nil || sS != sP {
 			t.Fatalf("mean: single %v ≠ Spider %v (%v)", sS, sP, err)
 		}
 		if dyadic && sS != want {
 			t.Fatalf("mean: MariaDB %v ≠ embedded-order sum %v", sS, want)
+		}
+		// The DOUBLE form (DP_LSQ's centring at large n): within the
+		// any-order bound of the exact sum, single and Spider, with the
+		// same n; equal on dyadic data.
+		for _, where := range []string{"single_", "sharded_"} {
+			sF, nF, ok, err := ts.e.Backend.ShiftedSum(where+suffix, "pts", "x2", 0, 4, false)
+			if err != nil || !ok || nF != n {
+				t.Fatalf("fast mean %s: %v %v %v", where, ok, nF, err)
+			}
+			bound := float64(n+8) * 0x1p-53 * 4 * float64(n) * 2
+			if math.Abs(sF-sS) > bound || dyadic && sF != sS {
+				t.Fatalf("fast mean %s: %v against exact %v (bound %v)", where, sF, sS, bound)
+			}
 		}
 		ts.stop()
 	}
@@ -692,8 +705,8 @@ func (d *downAfterCount) RowCount(db, table string) (int64, error) {
 	return d.Rows.RowCount(db, table)
 }
 
-func (d *downAfterCount) ShiftedSum(db, table, col string, lo, hi float64) (float64, int64, bool, error) {
-	return d.Rows.(functions.Pushdown).ShiftedSum(db, table, col, lo, hi)
+func (d *downAfterCount) ShiftedSum(db, table, col string, lo, hi float64, exact bool) (float64, int64, bool, error) {
+	return d.Rows.(functions.Pushdown).ShiftedSum(db, table, col, lo, hi, exact)
 }
 
 func (d *downAfterCount) Pushes(db, table string) bool {

@@ -26,8 +26,10 @@ type Rows interface {
 // consistent snapshot and returns the n of that snapshot.
 type Pushdown interface {
 	// ShiftedSum returns n and Σ fl(clip(v) − lo), clip as mechanism.Clip
-	// (NULL → fl(lo + (hi − lo)/2)), summed exactly and rounded once.
-	ShiftedSum(db, table, col string, lo, hi float64) (sum float64, n int64, ok bool, err error)
+	// (NULL → fl(lo + (hi − lo)/2)): exact = true sums exactly and rounds
+	// once (DECIMAL); exact = false sums the same per-row terms as DOUBLE
+	// in the backend's order (mechanism.Mean.ReleaseAnyOrderSum).
+	ShiftedSum(db, table, col string, lo, hi float64, exact bool) (sum float64, n int64, ok bool, err error)
 	// LinearStats returns n, A = Σ x′x′ᵀ (F×F row-major, both triangles)
 	// and c = Σ y′x′ of the rows mapped as mechanism.Prepared.Transform and
 	// linreg's label map (see LinearMap): exact = false sums them as DOUBLE in
@@ -63,6 +65,14 @@ type LinearMap struct {
 	// (DP_LSQ's centring, y − (μ̃ − mid)); NULL stays NULL. |LabelShift|
 	// must be at most 10³⁰¹ (it is ≤ LabelHi − LabelLo).
 	LabelShift float64
+	// ShiftAlgebraic lets the fast statement apply LabelShift to the rows
+	// inside its box through their sums instead of row by row:
+	// Σu·y′ = (Σu·y − (s + mid)·Σu)/half (exact rational arithmetic in
+	// dpsql). It saves the per-row subtraction, but the sums then differ
+	// from the per-row ones by up to γ·Σ|u|·M/half, M = max(|lo|, |hi|) +
+	// 2|s| + |mid| instead of γ·Σ|u·y′|: set only for plans whose allowance
+	// covers that (lsq.Trainer.ShiftAlgebraic).
+	ShiftAlgebraic bool
 }
 
 // ErrBackend marks a failure of the storage backend (a server or shard

@@ -208,3 +208,50 @@ func TestEvaluationScalesAndAudit(t *testing.T) {
 	audit.RequirePass(t, sampler(1), 1, audit.Config{N: 20000})
 	audit.RequireCatch(t, sampler(2), 1, audit.Config{N: 20000})
 }
+
+// ReleaseAnyOrderSum: the slack adds twice the any-order error of the sum
+// (2(n + 1)γ_{n+8}), and the released mean's Laplace scale is the embedded
+// scale times AnyOrderSumSlack/SumSlack (measured: n = 3·10⁷, where the
+// factor is ≈ 1.2).
+func TestReleaseAnyOrderSum(t *testing.T) {
+	for _, n := range []int64{1, 1000, 1 << 30} {
+		k := float64(n+8) * unitRoundoff
+		want := SumSlack(n) + 2*float64(n+1)*k/(1-k)*(1+0x1p-20)
+		if got := AnyOrderSumSlack(n); got != want || !(got > SumSlack(n)) {
+			t.Fatalf("n=%d: slack %v, want %v above %v", n, got, want, SumSlack(n))
+		}
+	}
+	const n = 30_000_000
+	m, err := NewMean(0, 2*n, 1, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inflate := AnyOrderSumSlack(n) / SumSlack(n)
+	if !(inflate > 1.15 && inflate < 1.25) {
+		t.Fatalf("inflation %v at n = 3·10⁷", inflate)
+	}
+	const reps = 40000
+	var dAny, dEmb float64
+	for i := 0; i < reps; i++ {
+		v, err := m.ReleaseAnyOrderSum(float64(n)*n, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dAny += math.Abs(v - n)
+		v, err = m.ReleaseShiftedSum(float64(n)*n, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dEmb += math.Abs(v - n)
+	}
+	// E|Laplace(b)| = b; the standard error of the mean is b/√reps (0.5 %).
+	if b := dAny / reps; math.Abs(b/(m.Scale()*inflate)-1) > 0.03 {
+		t.Fatalf("any-order scale %v, want %v", b, m.Scale()*inflate)
+	}
+	if b := dEmb / reps; math.Abs(b/m.Scale()-1) > 0.03 {
+		t.Fatalf("embedded scale %v, want %v", b, m.Scale())
+	}
+	if _, err := m.ReleaseAnyOrderSum(1, 0); err == nil {
+		t.Fatal("n = 0 accepted")
+	}
+}

@@ -55,8 +55,9 @@ func clipExpr(col string, null, lo, hi float64) string {
 	return "LEAST(GREATEST(COALESCE(" + quote(col) + ", " + lit(null) + "), " + lit(lo) + "), " + lit(hi) + ")"
 }
 
-// ShiftedSum implements functions.Pushdown: n and Σ fl(clip(v) − lo).
-func (b *Backend) ShiftedSum(db, name, col string, lo, hi float64) (float64, int64, bool, error) {
+// ShiftedSum implements functions.Pushdown: n and Σ fl(clip(v) − lo),
+// exactly (DECIMAL) or as DOUBLE in the backend's order.
+func (b *Backend) ShiftedSum(db, name, col string, lo, hi float64, exact bool) (float64, int64, bool, error) {
 	t, ok := b.lookup(db, name)
 	if !ok {
 		return 0, 0, false, nil
@@ -73,6 +74,13 @@ func (b *Backend) ShiftedSum(db, name, col string, lo, hi float64) (float64, int
 	}
 	null := lo + (hi-lo)/2 // mechanism.Clip's NULL value, computed as it does
 	term := "CAST(" + clipExpr(names[0], null, lo, hi) + " - " + lit(lo) + " AS " + meanScale + ")"
+	if !exact {
+		// The same double per row (LEAST/GREATEST return an argument, the
+		// subtraction is one IEEE operation), summed as DOUBLE: the DECIMAL
+		// conversion is most of this statement's cost. Literals through
+		// rowLit (Spider re-prints them, see there).
+		term = "LEAST(GREATEST(COALESCE(" + quote(names[0]) + ", " + rowLit(null) + "), " + rowLit(lo) + "), " + rowLit(hi) + ") - " + rowLit(lo)
+	}
 	out, n, err := b.aggregate(t, []string{term})
 	if err != nil {
 		return 0, 0, true, err
@@ -222,6 +230,31 @@ type fastStats struct {
 	d, f      int
 	intercept bool
 	inv       float64
+	// inShift, when set, turns the inside part's sums of the raw label
+	// into those of the shifted, mapped label (LinearMap.ShiftAlgebraic).
+	inShift *shiftFix
+}
+
+// shiftFix maps sums of u·y and y over the rows inside the box to sums of
+// u·y′ and y′, y′ = (y − off)/half, off = s + mid, exactly: the inside
+// part has the sums Σu_j (the intercept column) and the count it needs.
+type shiftFix struct {
+	off, half *big.Rat
+	d         int
+}
+
+func (f *shiftFix) apply(sums []*big.Rat, count int64) {
+	d := f.d
+	base := d * (d + 1) / 2 // Σu_j u_k, then Σu_j, then Σu_j·y, then Σy
+	t := new(big.Rat)
+	for j := 0; j < d; j++ {
+		uy, u := sums[base+d+j], sums[base+j]
+		uy.Sub(uy, t.Mul(f.off, u))
+		uy.Quo(uy, f.half)
+	}
+	y := sums[base+2*d]
+	y.Sub(y, t.Mul(f.off, new(big.Rat).SetInt64(count)))
+	y.Quo(y, f.half)
 }
 
 // aggPart is one statement of a release: COUNT(*) and SUM(term)… over
@@ -231,6 +264,7 @@ type aggPart struct {
 	terms []string
 	where string
 	group string
+	fix   *shiftFix // applied to each row's sums before they are added
 }
 
 func (p aggPart) sql(t *table) string {
@@ -272,7 +306,7 @@ func (fs fastStats) parts(split bool) []aggPart {
 	}
 	first.WriteString(" ELSE 0 END")
 	return []aggPart{
-		{terms: fs.inTerms, where: box + " IS TRUE"},
+		{terms: fs.inTerms, where: box + " IS TRUE", fix: fs.inShift},
 		{terms: fs.terms, where: box + " IS NOT TRUE", group: first.String()},
 	}
 }
@@ -334,11 +368,11 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 		// also converts them to DOUBLE) and add no condition.
 		uIn[j] = ""
 		if a, b, ok := unitBox(mul, add); ok && t.isDouble(names[j]) {
-			box = append(box, v+" BETWEEN "+lit(a)+" AND "+lit(b))
+			box = append(box, v+" BETWEEN "+rowLit(a)+" AND "+rowLit(b))
 			if mul == 1 && add == 0 {
 				uIn[j] = v
 			} else {
-				uIn[j] = "(" + v + " * " + lit(mul) + " + " + lit(add) + ")"
+				uIn[j] = "(" + v + " * " + rowLit(mul) + " + " + rowLit(add) + ")"
 			}
 		}
 		if mul == 1 && add == 0 {
@@ -353,10 +387,10 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 		if mul > 0.5 || math.Abs(add) > 1e307 {
 			// |v·mul + add| ≤ ½·1.8·10³⁰⁸ + 10³⁰⁷ cannot overflow otherwise.
 			if big := 1e300 / mul; !math.IsInf(big, 0) {
-				v = "LEAST(GREATEST(" + v + ", " + lit(-big) + "), " + lit(big) + ")"
+				v = "LEAST(GREATEST(" + v + ", " + rowLit(-big) + "), " + rowLit(big) + ")"
 			}
 		}
-		u[j] = "LEAST(GREATEST(" + v + " * " + lit(m.Mul[j]) + " + " + lit(add) + ", -1e0), 1e0)"
+		u[j] = "LEAST(GREATEST(" + v + " * " + rowLit(m.Mul[j]) + " + " + rowLit(add) + ", -1e0), 1e0)"
 		if uIn[j] == "" {
 			uIn[j] = u[j]
 		}
@@ -371,22 +405,48 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 	}
 	yRaw := yv
 	if (m.LabelNull-m.Mid)/m.Half != 0 {
-		yv = "COALESCE(" + yv + ", " + lit(m.LabelNull) + ")"
+		yv = "COALESCE(" + yv + ", " + rowLit(m.LabelNull) + ")"
 	}
-	y := "LEAST(GREATEST(" + yv + ", " + lit(m.LabelLo) + "), " + lit(m.LabelHi) + ")"
+	y := "LEAST(GREATEST(" + yv + ", " + rowLit(m.LabelLo) + "), " + rowLit(m.LabelHi) + ")"
 	short := m.Mid == 0 && m.Half == 1 && m.LabelLo >= -1 && m.LabelHi <= 1
 	if !short {
-		y = "LEAST(GREATEST((" + y + " - " + lit(m.Mid) + ") / " + lit(m.Half) + ", -1e0), 1e0)"
+		y = "LEAST(GREATEST((" + y + " - " + rowLit(m.Mid) + ") / " + rowLit(m.Half) + ", -1e0), 1e0)"
 	}
 	// Inside the label bounds clip is the identity (NULL is never inside:
 	// no COALESCE); fl(fl(v − mid)/half) is monotone, so the outer clamp is
 	// dropped when the two bounds map into [−1, 1].
 	yIn := y
+	inBox := false
+	var algebraic *shiftFix
 	if t.isDouble(names[d]) {
-		box = append(box, yRaw+" BETWEEN "+lit(m.LabelLo)+" AND "+lit(m.LabelHi))
-		yIn = yRaw
+		col := quote(names[d])
+		switch {
+		case m.LabelShift == 0:
+			box = append(box, yRaw+" BETWEEN "+rowLit(m.LabelLo)+" AND "+rowLit(m.LabelHi))
+			yIn, inBox = yRaw, true
+		default:
+			// Centred: the box on the raw column (a plain column condition,
+			// as for the features), [a, b] the doubles whose fl(y − s) lies
+			// in the label bounds; inside, |y| ≤ 10³⁰² and fl(y − s) needs
+			// no overflow guard (the terms are evaluated only on rows that
+			// pass the WHERE).
+			if a, b, ok := shiftBox(m.LabelLo, m.LabelHi, m.LabelShift); ok {
+				box = append(box, col+" BETWEEN "+rowLit(a)+" AND "+rowLit(b))
+				yIn, inBox = "("+col+" - "+rowLit(m.LabelShift)+")", true
+				if m.ShiftAlgebraic && m.Intercept {
+					// The raw label inside; the shift and the label map
+					// through the sums (shiftFix).
+					off := new(big.Rat).Add(new(big.Rat).SetFloat64(m.LabelShift), new(big.Rat).SetFloat64(m.Mid))
+					algebraic = &shiftFix{off: off, half: new(big.Rat).SetFloat64(m.Half), d: d}
+					yIn, inBox = col, false
+				}
+			}
+		}
+	}
+	if inBox {
+		yRaw = yIn
 		if !short {
-			yIn = "(" + yRaw + " - " + lit(m.Mid) + ") / " + lit(m.Half)
+			yIn = "(" + yRaw + " - " + rowLit(m.Mid) + ") / " + rowLit(m.Half)
 			if lo, hi := (m.LabelLo-m.Mid)/m.Half, (m.LabelHi-m.Mid)/m.Half; lo >= -1 && hi <= 1 {
 				yIn = "(" + yIn + ")"
 			} else {
@@ -402,6 +462,7 @@ func linearFast(t *table, m functions.LinearMap) (fastStats, bool) {
 	if len(box) > 0 {
 		fs.inTerms = productTerms(uIn, yIn, m.Intercept)
 		fs.box = box
+		fs.inShift = algebraic
 	}
 	return fs, true
 }
@@ -575,15 +636,21 @@ func (b *Backend) aggregateParts(t *table, parts []aggPart) ([]float64, int64, e
 					return b.fail("aggregate over "+t.from(), err)
 				}
 				total += n
+				row := make([]*big.Rat, nt)
 				for i, r := range raw {
+					row[i] = new(big.Rat)
 					if !r.Valid {
 						continue // SUM of no rows
 					}
-					v, ok := new(big.Rat).SetString(r.String)
-					if !ok {
+					if _, ok := row[i].SetString(r.String); !ok {
 						rows.Close()
 						return fmt.Errorf("%w: aggregate over %s: unparsable sum %q", functions.ErrBackend, t.from(), r.String)
 					}
+				}
+				if p.fix != nil {
+					p.fix.apply(row, n)
+				}
+				for i, v := range row {
 					sums[i].Add(sums[i], v)
 				}
 			}
@@ -638,5 +705,54 @@ func shiftedLabel(col string, shift float64) (string, bool) {
 	if !finite(shift) || math.Abs(shift) > 1e301 {
 		return "", false
 	}
-	return "(LEAST(GREATEST(" + col + ", -1e305), 1e305) - " + lit(shift) + ")", true
+	return "(LEAST(GREATEST(" + col + ", -1e305), 1e305) - " + rowLit(shift) + ")", true
+}
+
+// shiftBox returns an interval [a, b] of doubles on which
+// lo ≤ fl(y − s) ≤ hi. fl(y − s) is monotone in y, so checking the two
+// ends suffices; they start at lo + s, hi + s and step inward one ulp at a
+// time until the check holds (as unitBox).
+func shiftBox(lo, hi, s float64) (a, b float64, ok bool) {
+	a, b = lo+s, hi+s
+	if !finite(a, b) {
+		return 0, 0, false
+	}
+	for i := 0; a-s < lo || a-s > hi; i++ {
+		if i == 64 {
+			return 0, 0, false
+		}
+		a = math.Nextafter(a, math.Inf(1))
+	}
+	for i := 0; b-s > hi || b-s < lo; i++ {
+		if i == 64 {
+			return 0, 0, false
+		}
+		b = math.Nextafter(b, math.Inf(-1))
+	}
+	return a, b, a <= b
+}
+
+// rowLit writes v for an expression that a Spider head passes on to its
+// shards. Spider prints the statement's literals again with MariaDB's
+// my_gcvt, which writes a double such as 3.6e-05 or 0.25 in fixed notation;
+// the shard then reads a DECIMAL literal and converts it to double on every
+// evaluation (≈ 0.2 µs each: the centred label's 22 occurrences doubled
+// the CPU of the inside statement on Spider). my_gcvt keeps the exponent
+// form when |v| < 10⁻⁵ or when the integer part has more digits than the
+// shortest form's significant digits (|v| ≥ 10¹⁷), and an integer it
+// prints bare is read as an integer literal, converted exactly. Any other v
+// is written as the product a·2⁻ᵏ, a = v·2ᵏ, k ≥ 17 with |a| ≥ 10¹⁷: both
+// factors keep the exponent form, both products are exact (power-of-two
+// scaling, no overflow or underflow for 10⁻⁵ ≤ |v| < 10¹⁷), so the shard
+// and a single MariaDB evaluate exactly v, as a DOUBLE.
+func rowLit(v float64) string {
+	av := math.Abs(v)
+	if av == 0 || av < 1e-5 || av >= 1e17 || (v == math.Trunc(v) && av < 1<<53) {
+		return lit(v)
+	}
+	k := 17
+	for math.Abs(math.Ldexp(v, k)) < 1e17 {
+		k++
+	}
+	return "(" + strconv.FormatFloat(math.Ldexp(v, k), 'e', -1, 64) + " * " + strconv.FormatFloat(math.Ldexp(1, -k), 'e', -1, 64) + ")"
 }

@@ -2,6 +2,8 @@ package mysqlstore
 
 import (
 	"math"
+	"math/big"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -194,13 +196,26 @@ func TestLabelShift(t *testing.T) {
 	tb := testTable()
 	m := functions.LinearMap{Features: []string{"a", "b"}, Mul: []float64{1, 0.5}, Add: []float64{0, -1}, Inv: 1 / math.Sqrt(3),
 		Intercept: true, Label: "y", LabelLo: 0, LabelHi: 3, Mid: 1.5, Half: 1.5, LabelNull: 1.5, LabelShift: 0.25}
-	want := "(LEAST(GREATEST(`y`, -1e305), 1e305) - (2.5e-01))"
+	want := "(LEAST(GREATEST(`y`, -1e305), 1e305) - (1.4411518807585587e+17 * 1.734723475976807e-18))"
 	fs, ok := linearFast(tb, m)
 	if !ok {
 		t.Fatal("fast statement refused a shift")
 	}
 	if q := aggregateSQL(tb, fs.terms); !strings.Contains(q, want) {
 		t.Fatalf("fast statement lacks %s: %s", want, q)
+	}
+	// The in-box split: the label's box on the raw column, the shift
+	// without the guard inside.
+	a, b, ok := shiftBox(0, 3, 0.25)
+	if !ok {
+		t.Fatal("no box for the shift")
+	}
+	if wantBox := "`y` BETWEEN " + rowLit(a) + " AND " + rowLit(b); !strings.Contains(strings.Join(fs.box, " AND "), wantBox) {
+		t.Fatalf("box %v lacks %s", fs.box, wantBox)
+	}
+	in := aggregateSQL(tb, fs.inTerms)
+	if wantIn := "((`y` - (1.4411518807585587e+17 * 1.734723475976807e-18)) - " + rowLit(1.5) + ") / " + rowLit(1.5); !strings.Contains(in, wantIn) || strings.Contains(in, "1e305") {
+		t.Fatalf("inside statement lacks %s or keeps the guard: %s", wantIn, in)
 	}
 	terms, _, ok := linearTerms(tb, m)
 	if !ok {
@@ -284,7 +299,7 @@ func TestInBoxSplit(t *testing.T) {
 		t.Fatalf("in-box terms not bare: %s", in)
 	}
 	// b is an integer column: clamped in both parts, no condition.
-	if !strings.Contains(in, "LEAST(GREATEST(`b` * (5e-01) + (-1e+00), -1e0), 1e0)") {
+	if !strings.Contains(in, "LEAST(GREATEST(`b` * "+rowLit(0.5)+" + (-1e+00), -1e0), 1e0)") {
 		t.Fatalf("integer column: %s", in)
 	}
 	if out != aggregateSQL(tb, fs.terms)+" WHERE "+wantBox+" IS NOT TRUE"+wantGroup {
@@ -301,7 +316,8 @@ func TestInBoxSplit(t *testing.T) {
 	m.LabelLo, m.LabelHi, m.Mid, m.Half, m.LabelNull = 0, 3, 1.5, 1.5, 1.5
 	fs, _ = linearFast(tb, m)
 	in = fs.parts(true)[0].sql(tb)
-	for _, want := range []string{"`b` BETWEEN (0e+00) AND (4e+00)", "`y` BETWEEN (0e+00) AND (3e+00)", "(`b` * (5e-01) + (-1e+00)) * ((`y` - (1.5e+00)) / (1.5e+00))"} {
+	for _, want := range []string{"`b` BETWEEN (0e+00) AND (4e+00)", "`y` BETWEEN (0e+00) AND (3e+00)",
+		"(`b` * " + rowLit(0.5) + " + (-1e+00)) * ((`y` - " + rowLit(1.5) + ") / " + rowLit(1.5) + ")"} {
 		if !strings.Contains(in, want) {
 			t.Fatalf("in-box part lacks %s: %s", want, in)
 		}
@@ -309,6 +325,14 @@ func TestInBoxSplit(t *testing.T) {
 	if strings.Contains(in, "LEAST") || strings.Contains(in, "COALESCE") {
 		t.Fatalf("in-box part clamps: %s", in)
 	}
+	// Every number in both parts (general map, and centred) is one Spider
+	// passes on as a DOUBLE or exact integer literal (rowLit).
+	m.LabelShift = 0.3
+	fs, _ = linearFast(tb, m)
+	for _, p := range fs.parts(true) {
+		requireDoubleLiterals(t, p.sql(tb))
+	}
+	m.LabelShift = 0
 	// No DOUBLE column at all: no split.
 	for i := range tb.double {
 		tb.double[i] = false
@@ -316,5 +340,148 @@ func TestInBoxSplit(t *testing.T) {
 	fs, _ = linearFast(tb, m)
 	if len(fs.parts(true)) != 1 {
 		t.Fatal("split without DOUBLE columns")
+	}
+}
+
+// rowLit: the text evaluates to exactly v, and every number in it is one
+// that Spider's re-printing (MariaDB's my_gcvt) keeps in exponent form or
+// prints as an exact integer, so the shard reads DOUBLE (or integer)
+// literals, never DECIMAL ones.
+func TestRowLit(t *testing.T) {
+	survives := func(x float64) bool {
+		ax := math.Abs(x)
+		return ax == 0 || ax < 1e-5 || ax >= 1e17 || (x == math.Trunc(x) && ax < 1<<53)
+	}
+	vals := []float64{0, 1, -1, 3, 0.25, -3.633827127302869e-05, 1e-5, 9.99e-6, 0.1, 1.0 / 3, 730000 + 1.0/3, -2.9e6,
+		1e16 + 2, 99999999999999.5, 1e17, -1e300, 5e-324, math.MaxFloat64, 1 << 53, 1<<53 + 2}
+	for i := -30; i <= 30; i++ {
+		vals = append(vals, math.Pi*math.Pow(10, float64(i)), -math.E*math.Pow(2, float64(3*i)))
+	}
+	for _, v := range vals {
+		s := strings.Trim(rowLit(v), "()")
+		parts := strings.Split(s, " * ")
+		got := 1.0
+		for _, p := range parts {
+			x, err := strconv.ParseFloat(p, 64)
+			if err != nil {
+				t.Fatalf("%v: %q: %v", v, s, err)
+			}
+			if !survives(x) {
+				t.Fatalf("%v: factor %v of %q would reach a shard as a DECIMAL literal", v, x, s)
+			}
+			got *= x
+		}
+		if got != v || len(parts) > 2 {
+			t.Fatalf("%v: %q evaluates to %v", v, s, got)
+		}
+	}
+}
+
+// shiftBox: on [a, b] the centred label fl(y − s) lies in [lo, hi] (the
+// ends and a grid inside, the map being monotone), and the box is
+// [lo + s, hi + s] up to a few ulps.
+func TestShiftBox(t *testing.T) {
+	for _, c := range []struct{ lo, hi, s float64 }{
+		{-1, 1, -3.633827127302869e-05}, {-1, 1, 0.3}, {0, 3, 0.25}, {1000, 1001, 730000 + 1.0/3}, {-1e300, 1e300, 1e301},
+		{0, 1e-300, 0.5}, {-5, 5, -2.9e6},
+	} {
+		a, b, ok := shiftBox(c.lo, c.hi, c.s)
+		if !ok {
+			t.Fatalf("%+v: no box", c)
+		}
+		for i := 0; i <= 100; i++ {
+			y := a + (b-a)*float64(i)/100
+			if i == 100 {
+				y = b
+			}
+			if v := y - c.s; v < c.lo || v > c.hi {
+				t.Fatalf("%+v: y = %v in [%v, %v] gives %v", c, y, a, b, v)
+			}
+		}
+		if ulps := math.Abs(a-(c.lo+c.s)) / math.Max(ulp(a), ulp(c.lo+c.s)); ulps > 4 {
+			t.Fatalf("%+v: a = %v is %v ulps from lo + s", c, a, ulps)
+		}
+		if ulps := math.Abs(b-(c.hi+c.s)) / math.Max(ulp(b), ulp(c.hi+c.s)); ulps > 4 {
+			t.Fatalf("%+v: b = %v is %v ulps from hi + s", c, b, ulps)
+		}
+	}
+}
+
+// requireDoubleLiterals fails if a number in q (outside backquoted names)
+// is one that MariaDB's my_gcvt would print in fixed notation with a
+// fraction, i.e. would reach a Spider shard as a DECIMAL literal.
+func requireDoubleLiterals(t *testing.T, q string) {
+	t.Helper()
+	q = regexp.MustCompile("`[^`]*`").ReplaceAllString(q, "")
+	for _, num := range regexp.MustCompile(`[0-9][0-9.]*(e[-+]?[0-9]+)?`).FindAllString(q, -1) {
+		x, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", num, err)
+		}
+		if !(x == 0 || x < 1e-5 || x >= 1e17 || x == math.Trunc(x) && x < 1<<53) {
+			t.Fatalf("literal %s would reach a shard as DECIMAL: %s", num, q)
+		}
+	}
+}
+
+// ShiftAlgebraic: the inside part sums the raw label (no per-row
+// subtraction), and shiftFix turns its sums into those of
+// y′ = (y − s − mid)/half exactly (checked against the exact rational sums
+// of random rows); without an intercept (no Σu in the statement) the
+// per-row shift stays.
+func TestShiftAlgebraic(t *testing.T) {
+	tb := testTable()
+	tb.double[1], tb.kinds[1] = true, kindFloat
+	m := functions.LinearMap{Features: []string{"a", "b"}, Mul: []float64{1, 0.5}, Add: []float64{0, -1}, Inv: 1 / math.Sqrt(3),
+		Intercept: true, Label: "y", LabelLo: 0, LabelHi: 3, Mid: 1.5, Half: 1.5, LabelNull: 1.5, LabelShift: 0.3, ShiftAlgebraic: true}
+	fs, ok := linearFast(tb, m)
+	if !ok || fs.inShift == nil {
+		t.Fatal("no algebraic shift")
+	}
+	in := aggregateSQL(tb, fs.inTerms)
+	if !strings.Contains(in, "SUM(`a` * `y`)") || !strings.Contains(in, "SUM(`y`)") || strings.Contains(in, "`y` -") {
+		t.Fatalf("inside part does not sum the raw label: %s", in)
+	}
+	if ps := fs.parts(true); ps[0].fix != fs.inShift || ps[1].fix != nil {
+		t.Fatal("the fix is not on the inside part alone")
+	}
+	// shiftFix against exact sums: d = 2, rows (u1, u2, y).
+	rows := [][3]float64{{0.5, -0.25, 1.7}, {-1, 0.125, 0.31}, {0.3, 0.7, 2.9}, {1, -1, 0.3}}
+	d := 2
+	nt := d*(d+1)/2 + 2*d + 1
+	sums := make([]*big.Rat, nt)
+	want := make([]*big.Rat, nt)
+	for i := range sums {
+		sums[i], want[i] = new(big.Rat), new(big.Rat)
+	}
+	r := func(v float64) *big.Rat { return new(big.Rat).SetFloat64(v) }
+	off := new(big.Rat).Add(r(m.LabelShift), r(m.Mid))
+	for _, row := range rows {
+		u := []*big.Rat{r(row[0]), r(row[1])}
+		yv := r(row[2])
+		yp := new(big.Rat).Quo(new(big.Rat).Sub(yv, off), r(m.Half))
+		base := d * (d + 1) / 2
+		for j := 0; j < d; j++ {
+			sums[base+j].Add(sums[base+j], u[j])
+			want[base+j].Add(want[base+j], u[j])
+			sums[base+d+j].Add(sums[base+d+j], new(big.Rat).Mul(u[j], yv))
+			want[base+d+j].Add(want[base+d+j], new(big.Rat).Mul(u[j], yp))
+		}
+		sums[base+2*d].Add(sums[base+2*d], yv)
+		want[base+2*d].Add(want[base+2*d], yp)
+	}
+	fs.inShift.apply(sums, int64(len(rows)))
+	for i := range sums {
+		if sums[i].Cmp(want[i]) != 0 {
+			t.Fatalf("sum %d: %v, want %v", i, sums[i].FloatString(20), want[i].FloatString(20))
+		}
+	}
+	m.Intercept = false
+	if fs, _ := linearFast(tb, m); fs.inShift != nil {
+		t.Fatal("algebraic shift without the intercept's Σu")
+	}
+	m.Intercept, m.ShiftAlgebraic = true, false
+	if fs, _ := linearFast(tb, m); fs.inShift != nil {
+		t.Fatal("algebraic shift not asked for")
 	}
 }

@@ -48,6 +48,50 @@ func objGaussSigma(zetaD, eps, deltaB float64, k int) (float64, error) {
 	return zetaD * (math.Sqrt(t2+eps) + t) / eps, nil
 }
 
+// roundedFraction is the share of the ideal mechanism's δ given to the
+// event ‖b‖ > t_F·β when it absorbs a backend's accumulation error
+// (objGaussSigmaRounded).
+const roundedFraction = 1.0 / 16
+
+// objGaussSigmaRounded is objGaussSigma for an ideal mechanism run on
+// statistics Ŝ, ĉ that a backend summed in an order it chose
+// (Config.AnyOrderSums, docs/mechanisms/lsq.md §6 "Backend sums"): the
+// gradient difference at any θ in the ball is v = v₂ + v_E with v₂ in the
+// span of the two differing rows (‖v₂‖ ≤ ζ_D) and ‖v_E‖ ≤ ξ = 2(e_S·η + e_c)
+// in any direction. On the good event ‖Pb‖ ≤ t₂β (probability ≥ 1 − δ_a)
+// and ‖b‖ ≤ t_F·β (≥ 1 − δ_b, t_F² the upper quantile of χ²_F),
+// |ln ν(b)/ν(b + v)| ≤ L/β + s²/(2β²) with L = t₂ζ_D + t_F·ξ, s = ζ_D + ξ;
+// requiring ≤ ε gives β = (L + √(L² + 2s²ε))/(2ε). δ_a + δ_b = δ_b total.
+// With ξ = 0 and all of δ on the first event it is objGaussSigma.
+func objGaussSigmaRounded(zetaD, xi, eps, deltaB float64, f int) (float64, error) {
+	da, db := deltaB*(1-roundedFraction), deltaB*roundedFraction
+	t2, err := chi2Upper(2, da)
+	if err != nil {
+		return 0, err
+	}
+	tf2, err := chi2Upper(f, db)
+	if err != nil {
+		return 0, err
+	}
+	l := math.Sqrt(t2)*zetaD + math.Sqrt(tf2)*xi
+	s := zetaD + xi
+	return (l + math.Sqrt(l*l+2*s*s*eps)) / (2 * eps), nil
+}
+
+// jacobianRounded bounds the log-ratio of the Jacobians of neighbouring
+// ideal problems whose Hessians are Ŝ + reg·I with ‖Ŝ − S‖ ≤ eS (S the
+// exact sum, PSD): det(B + E + hhᵀ)/det(B + E) ∈ [1, 1 + κ̂²/(reg − eS)]
+// for each differing row, and det(B + E)/det(B + E′) ∈ (1 ± a)^{±F},
+// a = 2eS/(reg − eS). Requires a < 1.
+func jacobianRounded(reg, eS float64, f int) (float64, error) {
+	m := reg - eS
+	a := 2 * eS / m
+	if !(m > 0) || !(a < 0.5) {
+		return 0, fmt.Errorf("the backend's rounding allowance %v is too large for the ridge %v", eS, reg)
+	}
+	return (math.Log1p(lossSmoothness/m) - float64(f)*math.Log1p(-a)) * (1 + 1e-12), nil
+}
+
 // autoRidge is the public default of the extra ridge Δ_r (on top of
 // Kifer's 2λ/ε): the Δ that balances the bias Δ‖ŵ‖²/(2n) against the noise
 // F·β²/(2nΔ) of the perturbed quadratic objective, with ‖ŵ‖ replaced by
@@ -111,40 +155,79 @@ func (t *Trainer) planObjective(cm common) error {
 // the public utility proxy used to choose the split.
 func objectiveCandidate(cfg Config, f int, eta float64, sh share) (*objectivePlan, float64, error) {
 	n := cfg.N
-	beta, err := objGaussSigma(lossGradDiff(eta), sh.epsIdeal, sh.deltaIdeal, 2)
+	zetaD := lossGradDiff(eta)
+	beta, err := objGaussSigma(zetaD, sh.epsIdeal, sh.deltaIdeal, 2)
 	if err != nil {
 		return nil, 0, err
 	}
-	if !(beta > 0) || beta > 1e290 {
-		return nil, 0, fmt.Errorf("noise scale β = %v is out of range", beta)
-	}
-	p := &objectivePlan{eta: eta, kifer: 2 * lossSmoothness / sh.epsIdeal, beta: beta}
-	if cfg.Lambda == 0 {
-		p.ridge = autoRidge(f, beta, eta)
-		if cfg.ridgeMult > 0 {
-			p.ridge *= cfg.ridgeMult
+	kifer := 2 * lossSmoothness / sh.epsIdeal
+	ridge := func(beta float64) float64 {
+		if cfg.Lambda != 0 {
+			return cfg.Lambda * float64(n)
 		}
-	} else {
-		p.ridge = cfg.Lambda * float64(n)
+		r := autoRidge(f, beta, eta)
+		if cfg.ridgeMult > 0 {
+			r *= cfg.ridgeMult
+		}
+		return r
 	}
-	reg := p.kifer + p.ridge
-	if !(reg < 1e300) {
-		return nil, 0, fmt.Errorf("lambda %v is too large", cfg.Lambda)
-	}
-	// Ideal: H* = S + reg·I (λ_min ≥ reg), c* = Σy′φ − b*, b* = β·N*.
-	// Stored: Ŝ, ĉ from the accumulation (depth d), b̂ = β·N̂ with N̂ in
-	// the cell of N* (|N*| ≤ 256 on the typical region).
 	u := unitRoundoff
 	gS := gammaN(sumDepth(n, cfg.AnyOrderSums) + 1)
 	nk := float64(n) * kappaHat
 	nk2 := nk * kappaHat
+	// accS, accC: the accumulation error of Ŝ, ĉ. The embedded plan covers
+	// it in the output step's radius (Ŝ is compared with the ideal's exact
+	// S); a plan for a backend's DOUBLE sums in any order (error ≈ n²u,
+	// which through the radius would cost a 1/reg-amplified output step)
+	// lets the ideal mechanism run on the sums as received instead and pays
+	// for them in its ε (§6 "Backend sums"): a larger β, and the radius
+	// keeps only the rounding after the sums.
+	accS, accC := gS*nk2, gS*nk
+	absorbed := 0.0
+	if cfg.AnyOrderSums {
+		absorbed = 1
+		// With centring the backend shifts the labels of the rows inside
+		// its box through the sums (ShiftAlgebraic), so ĉ errs relative to
+		// the raw labels' magnitude, not y′'s.
+		accC *= algebraicShiftFactor(cfg)
+		// The Jacobian bound with the rounding, on the ridge of the
+		// first β: the final β is larger, its auto ridge too, and the
+		// bound decreases in the ridge.
+		jac, err := jacobianRounded(kifer+ridge(beta), accS, f)
+		if err != nil {
+			return nil, 0, err
+		}
+		// Kifer's Δ = 2λ/ε₁ keeps log(1 + λ/Δ) ≤ ε₁/2 for the exact sums;
+		// the excess of the rounded bound over it comes off the noise's ε₁/2.
+		epsNoise := sh.epsIdeal/2 - math.Max(0, jac-math.Log1p(sh.epsIdeal/2))
+		if !(epsNoise > sh.epsIdeal/4) {
+			return nil, 0, fmt.Errorf("the backend's rounding allowance costs more than a quarter of epsilon")
+		}
+		xi := 2 * (accS*eta + accC)
+		if beta, err = objGaussSigmaRounded(zetaD, xi, epsNoise, sh.deltaIdeal, f); err != nil {
+			return nil, 0, err
+		}
+	}
+	if !(beta > 0) || beta > 1e290 {
+		return nil, 0, fmt.Errorf("noise scale β = %v is out of range", beta)
+	}
+	p := &objectivePlan{eta: eta, kifer: kifer, beta: beta, ridge: ridge(beta)}
+	reg := p.kifer + p.ridge
+	if !(reg < 1e300) {
+		return nil, 0, fmt.Errorf("lambda %v is too large", cfg.Lambda)
+	}
+	// Ideal: H* = S + reg·I (λ_min ≥ reg), c* = Σy′φ − b*, b* = β·N*
+	// (absorbed: H* = Ŝ + reg·I with λ_min ≥ reg − accS, c* = ĉ − b*).
+	// Stored: Ŝ, ĉ from the accumulation (depth d), b̂ = β·N̂ with N̂ in
+	// the cell of N* (|N*| ≤ 256 on the typical region).
 	ff := math.Sqrt(float64(f))
 	bMax := noise.CoupledNormalMax * beta
-	eH := gS*nk2 + u*(nk2*(1+gS)+reg)
-	eC := gS*nk + ff*(beta*0x1p-41+u*bMax+u*(nk*(1+gS)+bMax))
-	r1 := strongMonotoneBound(reg, eH, eC, eta)
+	mIdeal := reg - absorbed*accS
+	eH := (1-absorbed)*accS + u*(nk2*(1+gS)+reg)
+	eC := (1-absorbed)*accC + ff*(beta*0x1p-41+u*bMax+u*(nk*(1+gS)+bMax))
+	r1 := strongMonotoneBound(mIdeal, eH, eC, eta)
 	trH := nk2*(1+gS) + float64(f)*reg*(1+u)
-	r2, err := ballSolveBound(f, trH, reg-eH, eta)
+	r2, err := ballSolveBound(f, trH, mIdeal-eH, eta)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w (increase lambda)", err)
 	}

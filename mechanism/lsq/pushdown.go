@@ -27,7 +27,12 @@ const MaxAnyOrderInflation = 0.02
 // the product u_j·u_k, of fl(inv·inv) and of the final scaling, and a margin
 // — n + 8 in all, against the reference Σ z_j z_k of the embedded path's
 // per-row values z_j = fl(u_j·inv) (docs/scale-out.md, "DP_LSQ").
-func anyOrderDepth(n int) int { return n + 8 }
+func anyOrderDepth(n int) int { return n + 8 + auditExtraDepth }
+
+// auditExtraDepth is 0 in every release. The audit of the absorbed
+// allowance (rounded_test.go) raises it so that the allowance is large
+// enough at audit-sized n for a mis-calibration to be visible.
+var auditExtraDepth int
 
 // sumDepth is the depth the plan's rounding allowance covers.
 func sumDepth(n int, anyOrder bool) int {
@@ -166,4 +171,28 @@ func (t *Trainer) ExactStats(X [][]float64, y []float64, shift float64) (a, c []
 // the embedded ones).
 func AnyOrderSumBound(n int, absSum float64) float64 {
 	return gammaN(anyOrderDepth(n)+1)*absSum + float64(n+8)*0x1p-1074
+}
+
+// algebraicShiftFactor is M/half ≥ 1, M = max(|lo|, |hi|) + 2·half + |mid|
+// (public label bounds; 1 without centring): with the centring shift s
+// applied through the sums, Σu·y′ = (Σu·y − (s + mid)·Σu)/half, the
+// any-order error of ĉ is γ·Σ|u|·(|y| + |s| + |mid|)/half with, on the rows
+// the backend treats so (fl(y − s) within the bounds), |y| ≤ max(|lo|, |hi|)
+// + |s| and |s| = |μ̃ − mid| ≤ half; the per-row roundings it no longer
+// performs are within the depth's margin (docs/scale-out.md, "DP_LSQ").
+func algebraicShiftFactor(cfg Config) float64 {
+	if !(cfg.Center > 0) {
+		return 1
+	}
+	lo, hi := cfg.LabelLo, cfg.LabelHi
+	half, mid := (hi-lo)/2, (lo+hi)/2
+	return math.Max(1, (math.Max(math.Abs(lo), math.Abs(hi))+2*half+math.Abs(mid))/half*(1+1e-9))
+}
+
+// ShiftAlgebraic reports whether a backend may apply the centring shift to
+// the rows inside its box through the sums (functions.LinearMap): the plan
+// is objective perturbation on any-order sums with centring, whose
+// allowance covers it (algebraicShiftFactor).
+func (t *Trainer) ShiftAlgebraic() bool {
+	return t.center != nil && t.obj != nil && t.cfg.AnyOrderSums
 }

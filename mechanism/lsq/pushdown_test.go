@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/dpsql/dpsql/noise"
 )
 
 func pushCfg(n int) Config {
@@ -12,8 +14,14 @@ func pushCfg(n int) Config {
 }
 
 // PlanPush: any-order sums while their allowance costs ≤ 2 % noise, the
-// exact statement beyond, rows for RFF kernels; the any-order plan never
-// has less noise or a smaller rounding allowance than the embedded one.
+// exact statement beyond, rows for RFF kernels. Output and input: the
+// any-order plan never has less noise or a smaller rounding allowance than
+// the embedded one. Objective (and the default call, objective at these n)
+// absorbs the backend's rounding into the ideal mechanism (§6 "Backend
+// sums"): its β is never below the embedded β, while its output step, which
+// no longer covers the accumulation, may be smaller than the embedded one's
+// (so its noise proxy may be below the embedded plan's); it stays on the
+// fast statement up to n = 10⁷.
 func TestPlanPush(t *testing.T) {
 	for _, method := range []string{"", MethodOutput, MethodObjective, MethodInput} {
 		for _, n := range []int{1000, 1_000_000, 10_000_000} {
@@ -30,15 +38,46 @@ func TestPlanPush(t *testing.T) {
 			if exact == tr.Config().AnyOrderSums {
 				t.Fatalf("%q n=%d: exact=%v with AnyOrderSums=%v", method, n, exact, tr.Config().AnyOrderSums)
 			}
+			objective := emb.Config().Method == MethodObjective
 			ratio := noiseScale(tr.Params()) / noiseScale(emb.Params())
-			if !(ratio >= 1 && ratio <= 1+MaxAnyOrderInflation) {
+			if !(ratio >= 1 || objective && exact == false) || !(ratio <= 1+MaxAnyOrderInflation) {
 				t.Fatalf("%q n=%d: noise ratio %v", method, n, ratio)
+			}
+			if objective && exact {
+				t.Fatalf("%q n=%d: objective perturbation on the exact statement", method, n)
+			}
+			// The default call centres: on the fast statement its backend may
+			// shift the labels through the sums (algebraicShiftFactor = 3 for
+			// bounds [−1, 1]).
+			if want := method == "" && objective && !exact; tr.ShiftAlgebraic() != want {
+				t.Fatalf("%q n=%d: ShiftAlgebraic %v", method, n, tr.ShiftAlgebraic())
+			}
+			if f := algebraicShiftFactor(tr.Config()); method == "" && math.Abs(f-3) > 1e-6 || method != "" && f != 1 {
+				t.Fatalf("%q n=%d: shift factor %v", method, n, f)
 			}
 			fast := cfg
 			fast.AnyOrderSums = true
 			if f, err := Plan(fast); err == nil {
-				if r := noiseScale(f.Params()) / noiseScale(emb.Params()); r < 1 {
+				if r := noiseScale(f.Params()) / noiseScale(emb.Params()); r < 1 && !objective {
 					t.Fatalf("%q n=%d: any-order plan has less noise (%v)", method, n, r)
+				}
+				if objective {
+					// At every split of (ε, δ): β above the embedded β.
+					fc, ec := f.Config(), emb.Config()
+					for _, rho := range outputShares {
+						sh, err := newShare(cfg.Epsilon, cfg.Delta, rho, 3*noise.CoupledNormalRatio, 3*noise.CoupledNormalTail)
+						if err != nil {
+							t.Fatal(err)
+						}
+						pf, _, err1 := objectiveCandidate(fc, 3, math.Sqrt(3), sh)
+						pe, _, err2 := objectiveCandidate(ec, 3, math.Sqrt(3), sh)
+						if err1 != nil || err2 != nil {
+							t.Fatalf("%q n=%d ρ=%v: %v, %v", method, n, rho, err1, err2)
+						}
+						if !(pf.beta > pe.beta) || !(pf.ridge >= pe.ridge) {
+							t.Fatalf("%q n=%d ρ=%v: any-order β %v, ridge %v against embedded %v, %v", method, n, rho, pf.beta, pf.ridge, pe.beta, pe.ridge)
+						}
+					}
 				}
 				if method == MethodOutput && !(f.Params()["tolerance"] > emb.Params()["tolerance"]) {
 					t.Fatalf("n=%d: any-order tolerance %v not above embedded %v", n, f.Params()["tolerance"], emb.Params()["tolerance"])
