@@ -31,7 +31,7 @@ func TestDPTrainPrivateBoxOverTheWire(t *testing.T) {
 		Hyper    map[string]any   `json:"hyperparameters"`
 		Params   string           `json:"params"`
 	}
-	for _, c := range [][2]string{{"logreg", "delta=1e-6"}, {"logreg", "delta=0"}, {"lda", "delta=1e-6"}, {"gnb", "delta=0"}} {
+	for _, c := range [][2]string{{"logreg", "delta=1e-6"}, {"logreg", "delta=0"}, {"lda", "delta=1e-6"}, {"gnb", "delta=0"}, {"svm", "delta=1e-6"}, {"svm", "delta=0"}} {
 		kind, dl := c[0], c[1]
 		before, epsBefore, deltaBefore := ledger(), spent(t, ana, "demo.iris"), deltaSpent()
 		var plan planJSON

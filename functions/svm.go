@@ -69,34 +69,64 @@ func (e *Env) planSVMTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	if s.model, err = e.modelName(o, "svm", ref); err != nil {
 		return nil, err
 	}
+	cfg.N, cfg.Features, cfg.Lo, cfg.Hi, cfg.Label, cfg.Classes = int(s.n), s.features, s.lo, s.hi, s.label, s.classes
+	// box=private|public (default: box.UsePrivate, as DP_TRAIN's
+	// classification kinds): the SVM's calibration does not depend on the
+	// bounds (rows are scaled into the unit box), so it is planned at the
+	// box split's ε and re-planned on the released box (svm.md §10).
+	bmode, bst, err := boxMode(o, cfg.N, len(cfg.Features), eps, cfg.Delta)
+	if err != nil {
+		return nil, err
+	}
 	if err := o.unknown(); err != nil {
 		return nil, err
 	}
-	cfg.N, cfg.Features, cfg.Lo, cfg.Hi, cfg.Label, cfg.Classes = int(s.n), s.features, s.lo, s.hi, s.label, s.classes
+	cfg.Epsilon = bst.kindEps(eps)
 	tr, err := svm.Plan(cfg)
 	if err != nil {
 		return nil, err
 	}
-	p := &trainPlan{fn: "DP_SVM_TRAIN", kind: mechanism.KindSVM, spec: s, reqEps: eps, reqDelta: cfg.Delta, events: tr.Events(),
-		params: svmParams(tr, s.label, s.features), scales: svmScales(tr), hyper: svmHyper(tr),
+	events, err := bst.events(tr.Events())
+	if err != nil {
+		return nil, err
+	}
+	if err := bst.planFor(cfg.N, cfg.Lo, cfg.Hi); err != nil {
+		return nil, err
+	}
+	hyper := svmHyper(tr)
+	hyper["box"], hyper["box_rule"] = bmode, bst.describe(bmode)
+	p := &trainPlan{fn: "DP_SVM_TRAIN", kind: mechanism.KindSVM, spec: s, reqEps: eps, reqDelta: cfg.Delta, events: events,
+		params: svmParams(tr, bmode, s.label, s.features), scales: svmScales(tr), hyper: hyper,
 		mechanism: "Rubinstein et al. private SVM: output perturbation of the regularised hinge/Huber minimiser"}
 	p.train = func() (*mechanism.Model, error) {
 		X, y, err := e.loadClassification(p.spec)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", ref.key, err)
 		}
+		again := tr.Config()
 		if len(X) != cfg.N {
 			// Owners wrote meanwhile: recalibrate on the n actually read
 			// (n is public; ε, δ, C, d̂ and T are kept as announced).
-			again := tr.Config()
 			again.N, again.Iterations = len(X), tr.Iterations()
+			p.spec.n = int64(len(X))
+		}
+		if bst != nil {
+			// The released box is public: the SVM is re-planned on it
+			// with everything else as announced.
+			again.Iterations = tr.Iterations()
+			if again.Lo, again.Hi, err = bst.release(X, cfg.Lo, cfg.Hi); err != nil {
+				return nil, err
+			}
+		}
+		if len(X) != cfg.N || bst != nil {
 			if tr, err = svm.Plan(again); err != nil {
 				return nil, err
 			}
-			p.spec.n = int64(len(X))
-			p.params = svmParams(tr, p.spec.label, p.spec.features)
+			p.params = svmParams(tr, bmode, p.spec.label, p.spec.features)
 		}
-		return tr.Train(X, y)
+		m, err := tr.Train(X, y)
+		bst.params(m)
+		return m, err
 	}
 	return p, nil
 }
@@ -123,7 +153,7 @@ func svmHyper(tr *svm.Trainer) map[string]any {
 
 // svmParams is the dp_models description of a release: the public
 // configuration with defaults filled in, and the noise calibration.
-func svmParams(tr *svm.Trainer, label string, features []string) string {
+func svmParams(tr *svm.Trainer, boxMode, label string, features []string) string {
 	c := tr.Config()
 	noise := "laplace"
 	if tr.Gaussian() {
@@ -137,6 +167,6 @@ func svmParams(tr *svm.Trainer, label string, features []string) string {
 		kv = append(kv, "dim", c.Dim, "gamma", c.Gamma)
 	}
 	kv = append(kv, "delta", c.Delta, "iterations", tr.Iterations(), "sensitivity", tr.Sensitivity(),
-		"noise", noise, "scale", tr.Scale(), "label", label, "features", features)
+		"noise", noise, "scale", tr.Scale(), "box", boxMode, "label", label, "features", features)
 	return paramString(kv...)
 }
