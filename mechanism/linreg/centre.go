@@ -42,6 +42,10 @@ const (
 const (
 	// CentreShare is the share of ε spent on the label mean.
 	CentreShare = 0.25
+	// CentreNEps caps the centre's n·ε_m: ε_m = min(CentreShare·ε,
+	// CentreNEps/n), so the centre's noise is at most
+	// 2√2/CentreNEps ≈ 0.04 half-widths and costs less of ε as n·ε grows.
+	CentreNEps = 75.0
 	// MeanOnlyNEps is the n·ε below which bounds=auto releases the
 	// intercept-only model.
 	MeanOnlyNEps = 300.0
@@ -56,8 +60,13 @@ func useMeanOnly(n int, eps, minNEps float64) bool {
 // n·ε: the label centre whenever its share of ε is within the Laplace
 // sampler's range (it is planned wherever the declared boxes are used by
 // default).
-func UseCentre(eps float64) bool {
-	return CentreShare*eps >= noise.LaplaceMinEpsilon(1) && (1-CentreShare)*eps > 0
+func UseCentre(n int, eps float64) bool {
+	return centreShare(n, eps, CentreShare, CentreNEps)*eps >= noise.LaplaceMinEpsilon(1)
+}
+
+// centreShare is the public share of ε spent on the centre (§14).
+func centreShare(n int, eps, share, capNEps float64) float64 {
+	return math.Min(share, capNEps/(float64(n)*eps))
 }
 
 // planCentre plans the label-mean release at ε_m = share·ε over n rows.

@@ -88,8 +88,10 @@ func TestTuneCentre(t *testing.T) {
 	// radii with the penalised intercept above.
 	vars := []variant{{"old", BoundsAuto, func(o *boxOpts) { o.centre, o.meanNEps, o.noCentredSolve = 0, 0, true }},
 		{"new", BoundsAuto, def},
-		{"clip.10", BoundsCentre, func(o *boxOpts) { o.centre = 0.1 }}, {"clip.25", BoundsCentre, def},
-		{"resc.25", BoundsCentre, func(o *boxOpts) { o.centreRescale = true }},
+		{"clip.10", BoundsCentre, func(o *boxOpts) { o.centre, o.centreNEps = 0.1, math.Inf(1) }},
+		{"clip.25", BoundsCentre, func(o *boxOpts) { o.centreNEps = math.Inf(1) }},
+		{"clip.cap", BoundsCentre, def},
+		{"resc.25", BoundsCentre, func(o *boxOpts) { o.centreRescale, o.centreNEps = true, math.Inf(1) }},
 		{"meanonly", BoundsMean, def}}
 	if v := os.Getenv("CENTRE_VARS"); v != "" {
 		keep := vars[:0:0]
@@ -107,7 +109,7 @@ func TestTuneCentre(t *testing.T) {
 			c := cfg
 			c.N = len(train.x)
 			for k, v := range vars {
-				o := boxOpts{BoxShare, BoxShareBasic, BoxTail, BoxRankC, BoxPenalty, BoxMargin, CentreShare, MeanOnlyNEps, false, false}
+				o := boxOpts{BoxShare, BoxShareBasic, BoxTail, BoxRankC, BoxPenalty, BoxMargin, CentreShare, CentreNEps, MeanOnlyNEps, false, false}
 				v.opt(&o)
 				tr, err := plan(withBounds(c, v.bounds), o)
 				if err != nil {

@@ -69,7 +69,7 @@ func TestCentreRule(t *testing.T) {
 }
 
 // TestCentreScales: the centre is DP_MEAN of y′ ∈ [−1, 1] at ε_m =
-// CentreShare·ε (Laplace scale 2·SumSlack(n)/(n·ε_m)), AdaSSP gets exactly a
+// min(CentreShare·ε, CentreNEps/n) (Laplace scale 2·SumSlack(n)/(n·ε_m)), AdaSSP gets exactly a
 // public plan's calibration at ε − ε_m, and the events add up to (ε, δ);
 // the intercept-only model is one Laplace event of ε.
 func TestCentreScales(t *testing.T) {
@@ -78,7 +78,7 @@ func TestCentreScales(t *testing.T) {
 		eps, delta float64
 	}{{10, 500, 1, 1e-6}, {3, 300, 2, 0}, {50, 999, 1, 1e-5}} {
 		tr := mustPlan(t, centreConfig(c.d, c.n, c.eps, c.delta))
-		em := CentreShare * c.eps
+		em := centreShare(c.n, c.eps, CentreShare, CentreNEps) * c.eps
 		if tr.centre.Epsilon != em || !near(tr.centre.Scale(), 2*mechanism.SumSlack(int64(c.n))/(float64(c.n)*em), 1e-15) {
 			t.Fatalf("centre ε %v scale %v", tr.centre.Epsilon, tr.centre.Scale())
 		}

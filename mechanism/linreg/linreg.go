@@ -72,13 +72,14 @@ var ErrRowCountChanged = errors.New("row count changed")
 // Plan validates cfg and calibrates the release. Its errors depend only on
 // cfg.
 func Plan(cfg Config) (*Trainer, error) {
-	return plan(cfg, boxOpts{BoxShare, BoxShareBasic, BoxTail, BoxRankC, BoxPenalty, BoxMargin, CentreShare, MeanOnlyNEps, false, false})
+	return plan(cfg, boxOpts{BoxShare, BoxShareBasic, BoxTail, BoxRankC, BoxPenalty, BoxMargin, CentreShare, CentreNEps, MeanOnlyNEps, false, false})
 }
 
 // boxOpts are §13's constants and §14's share (tests vary them).
 type boxOpts struct {
 	share, shareBasic, tail, rankC, penalty, margin float64
 	centre                                          float64 // §14's CentreShare
+	centreNEps                                      float64 // §14's CentreNEps
 	meanNEps                                        float64 // §14's MeanOnlyNEps
 	centreRescale                                   bool    // §14: rescale by 1 + |m̃| instead of clipping
 	noCentredSolve                                  bool    // §14: keep the penalised intercept with private bounds
@@ -122,7 +123,7 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 			// §14: at small n·ε the intercept-only model (a DP mean of
 			// the label with all of ε) beats AdaSSP's noisy slope.
 			cfg.Bounds = BoundsMean
-		case bo.centre > 0 && UseCentre(cfg.Epsilon):
+		case bo.centre > 0 && UseCentre(cfg.N, cfg.Epsilon):
 			// §14: below the private clipping's n·ε the declared boxes
 			// are kept and the label is centred at a DP mean.
 			cfg.Bounds = BoundsCentre
@@ -195,7 +196,7 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 	if cfg.Bounds == BoundsCentre {
 		// §14: ε_m = CentreShare·ε on the label mean, the rest to AdaSSP
 		// (basic composition: one Laplace event, then AdaSSP's).
-		if t.centre, err = planCentre(cfg.Epsilon, cfg.N, bo.centre); err != nil {
+		if t.centre, err = planCentre(cfg.Epsilon, cfg.N, centreShare(cfg.N, cfg.Epsilon, bo.centre, bo.centreNEps)); err != nil {
 			return nil, err
 		}
 		t.centreRescale = bo.centreRescale
