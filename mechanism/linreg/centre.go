@@ -132,8 +132,25 @@ func (t *Trainer) estimateCentred(r noisy) ([]float64, float64) {
 		noiseC = math.Sqrt2 * t.lap.scaleC
 	}
 	xbar := make([]float64, d)
+	var xx float64
 	for j := range xbar {
 		xbar[j] = r.a.At(j, d) / nv
+		xx += xbar[j] * xbar[j]
+	}
+	// x̄'s coordinates carry noise of variance s_x² = σ_A²/2/(n·v)² (Laplace:
+	// 2b_A²/(n·v)²); a noisy x̄ would put n·x̄x̄ᵀ-sized noise into the centred
+	// block, so it is shrunk James–Stein-wise, by 1 − max(d − 2, 1)·s_x²/‖x̄‖².
+	var noiseA float64
+	if t.gauss != nil {
+		noiseA = t.gauss.sigmaA / math.Sqrt2
+	} else {
+		noiseA = math.Sqrt2 * t.lap.scaleA
+	}
+	if sx2 := (noiseA / nv) * (noiseA / nv); xx > 0 {
+		g := math.Max(0, 1-math.Max(float64(d-2), 1)*sx2/xx)
+		for j := range xbar {
+			xbar[j] *= g
+		}
 	}
 	ybar := r.c[d] / nv
 	if s2 := (noiseC / nv) * (noiseC / nv); ybar*ybar > 0 {
