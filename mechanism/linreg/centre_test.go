@@ -51,6 +51,18 @@ func TestCentreRule(t *testing.T) {
 			t.Fatalf("TrainSums on %q: %v", c.want, err)
 		}
 	}
+	// δ = 0: the intercept-only model up to n·ε = 1000, private radii
+	// without the unpenalised intercept above.
+	for _, c := range []struct {
+		n    int
+		want string
+	}{{999, BoundsMean}, {1000, BoundsPrivate}} {
+		cfg := synthConfig(3, c.n, 1, 0)
+		cfg.Bounds = BoundsAuto
+		if tr := mustPlan(t, cfg); tr.Config().Bounds != c.want || tr.centredSolve {
+			t.Fatalf("δ = 0, n=%d: bounds %q, centredSolve %v", c.n, tr.Config().Bounds, tr.centredSolve)
+		}
+	}
 	// bounds=public is kept as given.
 	cfg := synthConfig(3, 100, 1, 1e-6)
 	cfg.Bounds = BoundsPublic

@@ -119,7 +119,7 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 	case BoundsAuto:
 		cfg.Bounds = BoundsPublic
 		switch {
-		case useMeanOnly(cfg.N, cfg.Epsilon, bo.meanNEps):
+		case useMeanOnly(cfg.N, cfg.Epsilon, cfg.Delta, bo.meanNEps):
 			// §14: at small n·ε the intercept-only model (a DP mean of
 			// the label with all of ε) beats AdaSSP's noisy slope.
 			cfg.Bounds = BoundsMean
@@ -171,8 +171,10 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 		}
 		t.events = t.priv.events()
 		t.params["private_bounds"] = 1
-		if !bo.noCentredSolve {
-			// §14: the intercept is solved unpenalised (post-processing).
+		if !bo.noCentredSolve && cfg.Delta > 0 {
+			// §14: the intercept is solved unpenalised (post-processing;
+			// its shrinkage of the noisy means assumes Gaussian noise —
+			// with δ = 0's Laplace tails it was unstable).
 			t.centredSolve = true
 			t.params["unpenalised_intercept"] = 1
 		}
