@@ -69,6 +69,16 @@ func TestCentreRule(t *testing.T) {
 	if tr := mustPlan(t, cfg); tr.PrivateBounds() || tr.centredSolve {
 		t.Fatal("bounds=public planned with a private map")
 	}
+	// A re-plan for another n with the recorded Config keeps the events
+	// (the centre's ε is recorded, not recomputed from n).
+	cfg = synthConfig(3, 400, 1, 1e-6)
+	cfg.Bounds = BoundsAuto
+	first := mustPlan(t, cfg)
+	re := first.Config()
+	re.N = 450
+	if a, b := first.Events(), mustPlan(t, re).Events(); len(a) != len(b) || a[0] != b[0] || a[1] != b[1] {
+		t.Fatalf("re-plan changed the events: %+v → %+v", a, b)
+	}
 	// Re-planning with the recorded mode gives the same plan (the SQL
 	// adapter re-plans with tr.Config().Bounds when n changed).
 	for _, b := range []string{BoundsCentre, BoundsMean} {

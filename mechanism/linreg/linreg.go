@@ -34,6 +34,11 @@ type Config struct {
 	// per-feature box first, §13) or BoundsAuto, the public rules
 	// UsePrivateBounds(N, Epsilon) and then UseBox(N, d, Epsilon, Delta).
 	Bounds string
+	// CentreEpsilon is the ε of §14's label centre when Bounds is
+	// BoundsCentre; 0 = the public rule min(CentreShare·ε, CentreNEps/n).
+	// Plan records the value it used (Config), so that a re-plan for
+	// another n (rows written meanwhile) keeps the reserved events.
+	CentreEpsilon float64
 	// AnyOrderSums plans for statistics summed by a backend in an order it
 	// chooses (engine/mysqlstore's fast DOUBLE statement, TrainSums): the
 	// rounding allowance then covers any summation tree over n rows,
@@ -198,9 +203,17 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 	if cfg.Bounds == BoundsCentre {
 		// §14: ε_m = CentreShare·ε on the label mean, the rest to AdaSSP
 		// (basic composition: one Laplace event, then AdaSSP's).
-		if t.centre, err = planCentre(cfg.Epsilon, cfg.N, centreShare(cfg.N, cfg.Epsilon, bo.centre, bo.centreNEps)); err != nil {
+		em := cfg.CentreEpsilon
+		if em == 0 {
+			em = centreShare(cfg.N, cfg.Epsilon, bo.centre, bo.centreNEps) * cfg.Epsilon
+		}
+		if !(em > 0 && em < cfg.Epsilon) {
+			return nil, fmt.Errorf("linreg: the label centre's epsilon must be in (0, %v), got %v", cfg.Epsilon, em)
+		}
+		if t.centre, err = planCentre(em, cfg.N, 1); err != nil {
 			return nil, err
 		}
+		t.cfg.CentreEpsilon = em
 		t.centreRescale = bo.centreRescale
 		epsSSP = cfg.Epsilon - t.centre.Epsilon
 		t.events = []budget.Event{t.centreEvent()}
