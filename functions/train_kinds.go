@@ -122,7 +122,8 @@ func planLinReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.Bounds = tr.Config().Bounds // the rule's choice, fixed for a re-plan
+	cfg.Bounds = tr.Config().Bounds               // the rule's choice, fixed for a re-plan
+	cfg.CentreEpsilon = tr.Config().CentreEpsilon // [regmean] linreg §14: the centre's ε, fixed for a re-plan
 	p := &trainPlan{fn: "DP_TRAIN", kind: mechanism.KindLinReg, spec: s, reqEps: a.eps, reqDelta: delta, events: tr.Events(),
 		params: paramString("kind", mechanism.KindLinReg, "delta", delta, "bounds", cfg.Bounds, "label", s.label, "features", s.features),
 		scales: tr.Params(), hyper: map[string]any{"bounds": cfg.Bounds, "clip": tr.ClipRule()}}

@@ -208,7 +208,7 @@ func TestTuneBox(t *testing.T) {
 								for _, pe := range pens {
 									for _, mg := range margins {
 										run(fmt.Sprintf("box t%.3g c%g s%.2g p%g m%g", tl, rc, sh, pe, mg), func() *Trainer {
-											tr, err := plan(withBounds(cfg, BoundsBox), boxOpts{sh, sh, tl, rc, pe, mg})
+											tr, err := plan(withBounds(cfg, BoundsBox), boxOpts{sh, sh, tl, rc, pe, mg, CentreShare, CentreNEps, MeanOnlyNEps, false, false})
 											if err != nil {
 												t.Fatal(err)
 											}

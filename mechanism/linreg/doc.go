@@ -29,6 +29,10 @@
 // after a per-feature private box (box.go, §13), and a first-stage
 // preconditioner (precond.go, §12).
 //
+// Below the private clipping's n·ε the label is centred at a DP mean first,
+// and at the smallest n·ε the model is that mean alone (centre.go, §14);
+// with private radii the intercept is solved unpenalised.
+//
 // calibrate.go holds the noise calibration, stats.go the pass over the
 // rows, solve.go the post-processing linear algebra.
 package linreg

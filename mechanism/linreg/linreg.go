@@ -34,6 +34,11 @@ type Config struct {
 	// per-feature box first, §13) or BoundsAuto, the public rules
 	// UsePrivateBounds(N, Epsilon) and then UseBox(N, d, Epsilon, Delta).
 	Bounds string
+	// CentreEpsilon is the ε of §14's label centre when Bounds is
+	// BoundsCentre; 0 = the public rule min(CentreShare·ε, CentreNEps/n).
+	// Plan records the value it used (Config), so that a re-plan for
+	// another n (rows written meanwhile) keeps the reserved events.
+	CentreEpsilon float64
 	// AnyOrderSums plans for statistics summed by a backend in an order it
 	// chooses (engine/mysqlstore's fast DOUBLE statement, TrainSums): the
 	// rounding allowance then covers any summation tree over n rows,
@@ -58,8 +63,12 @@ type Trainer struct {
 	ridgeFactor       float64 // RidgeFactor (tests vary it)
 	events            []budget.Event
 	params            map[string]float64
-	priv              *privScale   // nil: public bounds
-	pre               *precondPlan // nil: no preconditioning (§12)
+	priv              *privScale      // nil: public bounds
+	centre            *mechanism.Mean // the label-mean release of §14; nil: none
+	meanOnly          bool            // §14: the intercept-only model (no AdaSSP)
+	centreRescale     bool            // §14 variant: y″ = (y′ − m̃)/(1 + |m̃|) instead of clip(y′ − m̃)
+	centredSolve      bool            // §14: unpenalised intercept from the release (private bounds)
+	pre               *precondPlan    // nil: no preconditioning (§12)
 }
 
 // ErrRowCountChanged reports a scan whose row count differs from the plan.
@@ -68,11 +77,18 @@ var ErrRowCountChanged = errors.New("row count changed")
 // Plan validates cfg and calibrates the release. Its errors depend only on
 // cfg.
 func Plan(cfg Config) (*Trainer, error) {
-	return plan(cfg, boxOpts{BoxShare, BoxShareBasic, BoxTail, BoxRankC, BoxPenalty, BoxMargin})
+	return plan(cfg, boxOpts{BoxShare, BoxShareBasic, BoxTail, BoxRankC, BoxPenalty, BoxMargin, CentreShare, CentreNEps, MeanOnlyNEps, false, false})
 }
 
-// boxOpts are §13's constants (tests vary them).
-type boxOpts struct{ share, shareBasic, tail, rankC, penalty, margin float64 }
+// boxOpts are §13's constants and §14's share (tests vary them).
+type boxOpts struct {
+	share, shareBasic, tail, rankC, penalty, margin float64
+	centre                                          float64 // §14's CentreShare
+	centreNEps                                      float64 // §14's CentreNEps
+	meanNEps                                        float64 // §14's MeanOnlyNEps
+	centreRescale                                   bool    // §14: rescale by 1 + |m̃| instead of clipping
+	noCentredSolve                                  bool    // §14: keep the penalised intercept with private bounds
+}
 
 func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 	if !(cfg.Epsilon > 0) || math.IsInf(cfg.Epsilon, 0) {
@@ -107,6 +123,16 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 	switch cfg.Bounds {
 	case BoundsAuto:
 		cfg.Bounds = BoundsPublic
+		switch {
+		case useMeanOnly(cfg.N, cfg.Epsilon, cfg.Delta, bo.meanNEps):
+			// §14: at small n·ε the intercept-only model (a DP mean of
+			// the label with all of ε) beats AdaSSP's noisy slope.
+			cfg.Bounds = BoundsMean
+		case bo.centre > 0 && UseCentre(cfg.N, cfg.Epsilon):
+			// §14: below the private clipping's n·ε the declared boxes
+			// are kept and the label is centred at a DP mean.
+			cfg.Bounds = BoundsCentre
+		}
 		if UsePrivateBounds(cfg.N, cfg.Epsilon) {
 			cfg.Bounds = BoundsPrivate
 			// §13: the per-feature box first where its quantiles are
@@ -115,9 +141,9 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 				cfg.Bounds = BoundsBox
 			}
 		}
-	case BoundsPublic, BoundsPrivate, BoundsBox:
+	case BoundsPublic, BoundsPrivate, BoundsBox, BoundsCentre, BoundsMean:
 	default:
-		return nil, fmt.Errorf("linreg: bounds must be %q, %q or %q, got %q", BoundsPublic, BoundsPrivate, BoundsBox, cfg.Bounds)
+		return nil, fmt.Errorf("linreg: bounds must be %q, %q, %q, %q or %q, got %q", BoundsPublic, BoundsPrivate, BoundsBox, BoundsCentre, BoundsMean, cfg.Bounds)
 	}
 	t := &Trainer{cfg: cfg, scaler: scaler, prep: scaler.Prepare(), f: scaler.Dim(), workers: max(runtime.GOMAXPROCS(0), 1), floor: FloorFactor, ridgeFactor: RidgeFactor}
 	f := float64(t.f)
@@ -150,11 +176,50 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 		}
 		t.events = t.priv.events()
 		t.params["private_bounds"] = 1
+		if !bo.noCentredSolve && cfg.Delta > 0 {
+			// §14: the intercept is solved unpenalised (post-processing;
+			// its shrinkage of the noisy means assumes Gaussian noise —
+			// with δ = 0's Laplace tails it was unstable).
+			t.centredSolve = true
+			t.params["unpenalised_intercept"] = 1
+		}
 		t.params["epsilon_norm_quantile"], t.params["epsilon_label_radius"] = t.priv.epsNorm, t.priv.epsRad
 		t.params["norm_quantile_level"], t.params["label_quantile_level"] = normQ, labelQ
 		t.params["epsilon_ssp"] = epsSSP
 	} else {
 		t.params["private_bounds"] = 0
+	}
+	if cfg.Bounds == BoundsMean {
+		// §14: the intercept-only model, all of ε on the label mean.
+		if t.centre, err = planCentre(cfg.Epsilon, cfg.N, 1); err != nil {
+			return nil, err
+		}
+		t.meanOnly = true
+		t.events = []budget.Event{t.centreEvent()}
+		t.params["label_centre"], t.params["intercept_only"] = 1, 1
+		t.params["epsilon_label_centre"] = t.centre.Epsilon
+		return t, nil
+	}
+	if cfg.Bounds == BoundsCentre {
+		// §14: ε_m = CentreShare·ε on the label mean, the rest to AdaSSP
+		// (basic composition: one Laplace event, then AdaSSP's).
+		em := cfg.CentreEpsilon
+		if em == 0 {
+			em = centreShare(cfg.N, cfg.Epsilon, bo.centre, bo.centreNEps) * cfg.Epsilon
+		}
+		if !(em > 0 && em < cfg.Epsilon) {
+			return nil, fmt.Errorf("linreg: the label centre's epsilon must be in (0, %v), got %v", cfg.Epsilon, em)
+		}
+		if t.centre, err = planCentre(em, cfg.N, 1); err != nil {
+			return nil, err
+		}
+		t.cfg.CentreEpsilon = em
+		t.centreRescale = bo.centreRescale
+		epsSSP = cfg.Epsilon - t.centre.Epsilon
+		t.events = []budget.Event{t.centreEvent()}
+		t.params["label_centre"] = 1
+		t.params["epsilon_label_centre"] = t.centre.Epsilon
+		t.params["epsilon_ssp"] = epsSSP
 	}
 	if cfg.Delta > 0 {
 		g, err := planGaussian(epsSSP, cfg.Delta, cfg.N, t.f, t.depth(), Kappa)
@@ -277,12 +342,15 @@ func (t *Trainer) Train(X [][]float64, y []float64) (*mechanism.Model, error) {
 	if err := t.checkRows(X, y); err != nil {
 		return nil, err
 	}
-	if t.priv == nil {
+	if t.priv == nil && t.centre == nil {
 		return t.release(t.stats(X, y), nil)
 	}
-	clip, err := t.releaseClip(X, y)
+	clip, err := t.releaseRowMap(X, y)
 	if err != nil {
 		return nil, err
+	}
+	if t.meanOnly {
+		return t.model(make([]float64, t.f), t.Params(), clip), nil
 	}
 	if t.pre != nil {
 		if clip.m, err = t.releasePrecond(sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, clip)); err != nil {
@@ -292,10 +360,20 @@ func (t *Trainer) Train(X [][]float64, y []float64) (*mechanism.Model, error) {
 	return t.release(sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, clip), clip)
 }
 
-// PrivateBounds reports whether the plan uses private clipping radii
-// (public: it follows from the configuration). Such a plan trains only from
-// rows in memory (Train): its statistics need the radii released first.
-func (t *Trainer) PrivateBounds() bool { return t.priv != nil }
+// PrivateBounds reports whether the plan uses private clipping radii or a
+// private label centre (public: it follows from the configuration). Such a
+// plan trains only from rows in memory (Train): its statistics need the
+// radii (or the centre) released first.
+func (t *Trainer) PrivateBounds() bool { return t.priv != nil || t.centre != nil }
+
+// releaseRowMap releases what a private plan maps its rows with: §11's radii
+// (and §13's box) or §14's label centre.
+func (t *Trainer) releaseRowMap(X [][]float64, y []float64) (*privClip, error) {
+	if t.priv != nil {
+		return t.releaseClip(X, y)
+	}
+	return t.releaseCentre(y)
+}
 
 // errNeedsRows is the public error of the one-pass paths on a private-bounds
 // plan (the caller checks PrivateBounds before reading anything).
@@ -307,7 +385,7 @@ var errNeedsRows = errors.New("linreg: bounds=private trains from rows in memory
 // it returns ErrRowCountChanged and the caller re-plans with the n it reads
 // (public).
 func (t *Trainer) TrainStream(scan func(emit func(row []float64) error) error) (*mechanism.Model, error) {
-	if t.priv != nil {
+	if t.PrivateBounds() {
 		return nil, errNeedsRows
 	}
 	st, err := streamStats(len(t.cfg.Features), t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, scan)
@@ -383,6 +461,9 @@ func (t *Trainer) ridge(q float64) float64 {
 // estimate is the post-processing of the released statistics: θ solves
 // (XᵀX̂ + λI)θ = Xᵀŷ with every eigenvalue raised to FloorFactor·E.
 func (t *Trainer) estimate(r noisy) ([]float64, float64) {
+	if t.centredSolve {
+		return t.estimateCentred(r)
+	}
 	lambda := t.ridge(r.q)
 	m := mat.NewSymDense(t.f, nil)
 	m.CopySym(r.a)
@@ -417,7 +498,15 @@ func (t *Trainer) model(theta []float64, params map[string]float64, clip *privCl
 			scaler = *clip.box
 		}
 		theta = clip.fold(theta)
-		params["clip_feature_norm"], params["clip_label_radius"] = clip.c, clip.cy
+		if clip.identity {
+			// §14: the released centre (on y′ ∈ [−1, 1] and in label
+			// units) and the label scale 1 + |m̃|.
+			params["label_centre_unit"], params["label_scale"] = clip.centre, clip.cy
+			lo, hi := t.cfg.LabelLo, t.cfg.LabelHi
+			params["label_centre_value"] = (lo+hi)/2 + clip.centre*(hi-lo)/2
+		} else {
+			params["clip_feature_norm"], params["clip_label_radius"] = clip.c, clip.cy
+		}
 		if clip.m != nil {
 			// tr(M)/d of the released preconditioner (§12): how much it
 			// rescaled the features on average (post-processing).

@@ -99,6 +99,13 @@ func UsePrivateBounds(n int, eps float64) bool {
 
 // ClipRule describes the plan's scaling in words (dry_run).
 func (t *Trainer) ClipRule() string {
+	if t.meanOnly {
+		return fmt.Sprintf("intercept-only model: the DP mean of the label on its declared bounds (eps %.4g, Laplace); no slope (n*eps < %g)", t.centre.Epsilon, MeanOnlyNEps)
+	}
+	if t.centre != nil {
+		return fmt.Sprintf("features scaled by the declared boxes to the unit ball; label centred at its DP mean (eps %.4g, Laplace) on the declared bounds and clipped to the declared half-width around it; AdaSSP on the rest (eps %.4g)",
+			t.centre.Epsilon, t.params["epsilon_ssp"])
+	}
 	if t.priv == nil {
 		return "features scaled by the declared boxes to the unit ball, label by its declared bounds"
 	}
@@ -207,6 +214,11 @@ type privClip struct {
 	// raw rows, and prep its precomputed form; nil: the declared boxes.
 	box  *mechanism.Scaler
 	prep *mechanism.Prepared
+	// identity leaves the features as the declared boxes map them and
+	// centre is the released label centre m̃ (§14): y″ = clip((y′ − m̃)/C_y,
+	// −1, 1). Without §14 centre is 0 (the declared midpoint).
+	identity bool
+	centre   float64
 }
 
 // withBox records the released box: every later pass maps rows with it.
@@ -224,6 +236,9 @@ func newPrivClip(d int, c, cy float64) *privClip {
 // multiplied by √d·min(1/C, 1/‖z‖)·shrink, so their norm is at most
 // √d·inv and ‖row‖ ≤ 1 as before; the label becomes clip(y′/C_y, −1, 1).
 func (p *privClip) apply(row []float64, y float64) float64 {
+	if p.identity {
+		return mechanism.Clip((y-p.centre)/p.cy, -1, 1)
+	}
 	inv := row[len(row)-1]
 	var s float64
 	for _, v := range row[:p.d] {
@@ -292,6 +307,14 @@ func (p *privClip) fold(theta []float64) []float64 {
 		theta = pre
 	}
 	out := make([]float64, f)
+	if p.identity {
+		// §14: y′ = m̃ + C_y·θᵀx, and x_F = 1/√F.
+		for j := 0; j < p.d; j++ {
+			out[j] = p.cy * theta[j]
+		}
+		out[f-1] = p.cy*theta[f-1] + p.centre*math.Sqrt(float64(f))
+		return out
+	}
 	for j := 0; j < p.d; j++ {
 		out[j] = p.cy * theta[j] * p.sqrtD / p.c
 	}

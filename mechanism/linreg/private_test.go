@@ -37,12 +37,11 @@ func TestPrivateBoundsRule(t *testing.T) {
 		cfg := synthConfig(3, c.n, c.eps, 1e-6)
 		cfg.Bounds = BoundsAuto
 		tr := mustPlan(t, cfg)
-		want := BoundsPublic
-		if c.want {
-			want = BoundsPrivate
-		}
-		if tr.Config().Bounds != want || tr.PrivateBounds() != c.want {
-			t.Fatalf("n=%d ε=%v: plan bounds %q", c.n, c.eps, tr.Config().Bounds)
+		// Below the rule's n·ε, §14's label centre or intercept-only
+		// model (TestCentreRule) keeps the declared feature boxes.
+		got := tr.Config().Bounds
+		if c.want != (got == BoundsPrivate) || (!c.want && got != BoundsCentre && got != BoundsMean) || (tr.priv != nil) != c.want {
+			t.Fatalf("n=%d ε=%v: plan bounds %q", c.n, c.eps, got)
 		}
 	}
 	cfg := synthConfig(3, 10, 1, 1e-6)

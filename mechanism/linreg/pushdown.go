@@ -32,7 +32,7 @@ func (t *Trainer) TrainSums(a, c []float64, n int) (*mechanism.Model, error) {
 	if n != t.cfg.N {
 		return nil, fmt.Errorf("linreg: %w: read %d rows, planned for n = %d", ErrRowCountChanged, n, t.cfg.N)
 	}
-	if t.priv != nil {
+	if t.PrivateBounds() {
 		return nil, errNeedsRows
 	}
 	return t.release(stats{a: append([]float64(nil), a...), c: append([]float64(nil), c...), n: n, f: t.f}, nil)

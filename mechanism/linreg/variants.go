@@ -32,10 +32,18 @@ func (t *Trainer) TrainVariants(X [][]float64, y []float64, variants []Variant) 
 	// A private-bounds plan releases its clipping radii first, exactly as
 	// Train does; its events already include them.
 	st, clip := t.stats(X, y), (*privClip)(nil)
-	if t.priv != nil {
+	if t.PrivateBounds() {
 		var err error
-		if clip, err = t.releaseClip(X, y); err != nil {
+		if clip, err = t.releaseRowMap(X, y); err != nil {
 			return nil, err
+		}
+		if t.meanOnly {
+			// §14's intercept-only model: nothing to post-process.
+			out := make([]*mechanism.Model, len(variants))
+			for i := range out {
+				out[i] = t.model(make([]float64, t.f), t.Params(), clip)
+			}
+			return out, nil
 		}
 		if t.pre != nil {
 			// And its preconditioner (§12), as Train does: the events
