@@ -160,6 +160,10 @@ func (p *Trainer) ChargedEpsilon() float64 {
 	return p.cal.PerturbationEpsilon + p.cal.JacobianEpsilon + 2*p.cal.CouplingSlack + p.cal.OutputEpsilon
 }
 
+// OutputNoiseScale returns the output step's public scale: the Gaussian σ
+// (δ > 0) or the Laplace scale per coordinate (pure ε).
+func (p *Trainer) OutputNoiseScale() float64 { return p.step.Scale }
+
 // ChargedDelta returns the δ of the release: δ_b + δ_out (the requested δ
 // up to rounding), 0 for the pure-ε release.
 func (p *Trainer) ChargedDelta() float64 {
