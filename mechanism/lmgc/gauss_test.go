@@ -374,3 +374,51 @@ func TestGaussPlanErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestLatticeLMGCGauss is TestLatticeLMGC for the δ > 0 release: b̂ = σ·ĝ
+// with ĝ on the coupled sampler's lattice 2⁻⁴⁰ℤ^m, so svec(b̂) is (up to
+// rounding) on σ·2⁻⁴⁰ℤ^m; the release path (fixed-count solver, Gaussian
+// output step last) passes the lattice statistic for that grid and for the
+// grid of noise.AddGaussianVec at σ, and the gridded variant (b on the
+// lattice, exact unconstrained minimiser, no output step) is caught.
+func TestLatticeLMGCGauss(t *testing.T) {
+	const n = 20
+	cfg := testConfig(1, n, 1, 2)
+	cfg.Delta = 1e-3
+	p, err := Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([][]float64, n)
+	y0, y1 := make([]int, n), make([]int, n)
+	for i := range x {
+		x[i] = []float64{1}
+	}
+	y1[n-1] = 1
+	ys := [2][]int{y0, y1}
+	D := p.dim
+	xs := make([]float64, n*D)
+	for i, row := range x {
+		p.scaler.Transform(xs[i*D:(i+1)*D], row)
+	}
+	cfgA := audit.Config{N: 2500, Delta: p.ChargedDelta()}
+	for _, g := range []float64{p.cal.PerturbationScale * 0x1p-40, gridOf(p.cal.PerturbationScale, p.cal.Dim)} {
+		t.Logf("release path, grid %.3g:", g)
+		audit.RequirePass(t, func(side int) float64 {
+			m, _, err := p.train(x, ys[side], trainOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var phi []float64
+			for _, blk := range m.Phi {
+				phi = append(phi, blk...)
+			}
+			return lmgcLatticeStat(p, xs, ys[0], phi, g)
+		}, p.ChargedEpsilon(), cfgA)
+	}
+	g := gridOf(p.cal.PerturbationScale, p.cal.Dim)
+	t.Log("gridded variant:")
+	audit.RequireCatch(t, func(side int) float64 {
+		return lmgcLatticeStat(p, xs, ys[0], griddedRelease(t, p, xs, ys[side]), g)
+	}, p.ChargedEpsilon(), cfgA)
+}
