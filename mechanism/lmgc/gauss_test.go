@@ -290,7 +290,7 @@ func gaussPerturbationSampler(t testing.TB, p *Trainer, x [][]float64, ys [2][]i
 const gaussAuditEps, gaussAuditDelta = 3.5, 1e-3
 
 // TestAuditGaussPerturbation: the Gaussian perturbation passes at its
-// (ε_b, δ_b); the same law with σ/4 is caught.
+// (ε_b, δ_b); the same law with σ/8 is caught.
 func TestAuditGaussPerturbation(t *testing.T) {
 	p, x, ys := gaussAuditNeighbours(t, gaussAuditEps, gaussAuditDelta)
 	c := p.Calibration()
@@ -298,7 +298,7 @@ func TestAuditGaussPerturbation(t *testing.T) {
 	audit.RequirePass(t, gaussPerturbationSampler(t, p, x, ys), c.PerturbationEpsilon, cfgA)
 
 	broken, _, _ := gaussAuditNeighbours(t, gaussAuditEps, gaussAuditDelta)
-	broken.cal.PerturbationScale /= 4
+	broken.cal.PerturbationScale /= 8
 	audit.RequireCatch(t, gaussPerturbationSampler(t, broken, x, ys), c.PerturbationEpsilon, cfgA)
 }
 
