@@ -39,6 +39,13 @@ func (e *Env) planLMGCTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	if cfg.H, err = o.positive("h"); err != nil {
 		return nil, err
 	}
+	// δ defaults like DP_TRAIN's (a public share of the table's δ budget,
+	// 0 without one): δ > 0 selects the Gaussian objective perturbation,
+	// whose noise norm grows as √m instead of m (lmgc.md §10); δ = 0 keeps
+	// the pure-ε release.
+	if cfg.Delta, err = e.trainDelta(a); err != nil {
+		return nil, err
+	}
 	s, err := e.spec(ref, o, true)
 	if err != nil {
 		return nil, err
@@ -62,14 +69,19 @@ func (e *Env) planLMGCTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 		h = lmgc.DefaultH
 	}
 	c := tr.Calibration()
-	p := &trainPlan{fn: "DP_LMGC_TRAIN", kind: mechanism.KindLMGC, spec: s, reqEps: eps, events: tr.Events(),
-		params: paramString("lambda", cfg.Lambda, "h", cfg.H, "label", s.label, "features", s.features),
+	mech := "Pathak & Raj large-margin Gaussian classifier: objective perturbation released through the output step"
+	if cfg.Delta > 0 {
+		mech = "Pathak & Raj large-margin Gaussian classifier: Gaussian objective perturbation (δ > 0) released through a Gaussian output step"
+	}
+	p := &trainPlan{fn: "DP_LMGC_TRAIN", kind: mechanism.KindLMGC, spec: s, reqEps: eps, reqDelta: cfg.Delta, events: tr.Events(),
+		params: paramString("lambda", cfg.Lambda, "h", cfg.H, "delta", cfg.Delta, "label", s.label, "features", s.features),
 		scales: map[string]float64{"sensitivity": c.Sensitivity, "strong_convexity": c.StrongConvexity,
 			"perturbation_epsilon": c.PerturbationEpsilon, "perturbation_scale": c.PerturbationScale,
 			"output_epsilon": c.OutputEpsilon, "release_radius": c.ReleaseRadius, "output_laplace_scale": c.OutputLaplaceScale,
-			"iterations": float64(c.Iterations), "parameters": float64(c.Dim)},
-		hyper:     map[string]any{"lambda": lambda, "h": h},
-		mechanism: "Pathak & Raj large-margin Gaussian classifier: objective perturbation released through the output step"}
+			"iterations": float64(c.Iterations), "parameters": float64(c.Dim),
+			"perturbation_delta": c.PerturbationDelta, "output_delta": c.OutputDelta, "output_noise_scale": tr.OutputNoiseScale()},
+		hyper:     map[string]any{"lambda": lambda, "h": h, "delta": cfg.Delta},
+		mechanism: mech}
 	p.train = func() (*mechanism.Model, error) {
 		X, y, err := e.loadClassification(p.spec)
 		if err != nil {

@@ -135,7 +135,7 @@ type Calibration struct {
 	PerturbationEpsilon float64 // ε_b
 	OutputEpsilon       float64 // ε_out
 	CouplingSlack       float64 // η: ratio slack of the coupled noise sampler (charged as 2η)
-	PerturbationScale   float64 // β = S/ε_b, ‖b‖ ~ Gamma(m, β)
+	PerturbationScale   float64 // β = S/ε_b, ‖b‖ ~ Gamma(m, β); σ when Gaussian
 	OutputScale         float64 // β_Z = ρ_r·β/(nΔ), the design scale of the output noise
 	Radius              float64 // r_s = ε_out·β_Z/2: solver target r_s/2 plus float margin r_s/2
 	SamplingRadius      float64 // r_b: ‖b̂ − b*‖/(nΔ) on the typical region of the coupled sampler
@@ -145,6 +145,13 @@ type Calibration struct {
 	StartRadius         float64 // R₀ ≥ ‖Φ⁰‖ = ‖Π_K(−b/(nΔ))‖ on the typical region of b
 	StartGap            float64 // min(G²/Δ, 2·g(Φ⁰) bound): V-FISTA's potential at Φ⁰
 	Iterations          int     // T, the a-priori V-FISTA count (public)
+
+	// δ > 0 only (§10): b ~ N(0, σ²I_m) with σ = PerturbationScale.
+	Gaussian          bool    // Gaussian objective perturbation (δ > 0)
+	Delta             float64 // δ requested (0: the pure-ε release)
+	PerturbationDelta float64 // δ_b of the objective part
+	OutputDelta       float64 // δ_out of the Gaussian output step (0 for a Laplace step)
+	SubspaceQuantile  float64 // q: √ of the χ²_{2(C−1)} (1 − δ_b(1−η))-quantile
 }
 
 // calibrate derives the calibration for ε, n, C, D, h, λ (validated) and

@@ -57,8 +57,18 @@ func TestExploreDelta(t *testing.T) {
 	}
 }
 
-// withMargin re-plans p with noise margin c (exploration only).
+// withMargin re-plans p with noise margin c (exploration only); with
+// p.cfg.Delta > 0 the Gaussian calibration (§10).
 func withMargin(t *testing.T, p *Trainer, c float64) {
+	if p.cfg.Delta > 0 {
+		p.cal = calibrateGauss(p.cfg.Epsilon, p.cfg.Delta, p.cfg.N, p.classes, p.dim, p.cfg.H, p.cfg.Lambda, MaxJacobianShare, c)
+		st, err := amp.NewGaussian(p.cal.ReleaseRadius, p.cal.Dim, p.cal.OutputEpsilon, p.cal.OutputDelta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.step = st
+		return
+	}
 	p.cal = calibrate(p.cfg.Epsilon, p.cfg.N, p.classes, p.dim, p.cfg.H, p.cfg.Lambda, MaxJacobianShare, c)
 	st, err := amp.NewLaplace(p.cal.ReleaseRadius, p.cal.Dim, p.cal.OutputEpsilon)
 	if err != nil {
@@ -74,7 +84,9 @@ func TestExploreMargin(t *testing.T) {
 		xtr, ytr, xva, yva := validationSplit(ds)
 		for _, eps := range envList("EPS", []float64{1, 10, 100}) {
 			for _, c := range envList("MARGINS", []float64{0.3, 1, 3}) {
-				p, err := Plan(ds.config(eps, len(xtr)))
+				cfg := ds.config(eps, len(xtr))
+				cfg.Delta = envList("DP", []float64{0})[0] // δ > 0: the Gaussian release
+				p, err := Plan(cfg)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -27,6 +27,7 @@ type Config struct {
 	// training returns mechanism.ErrStopped. The zero value never stops.
 	Stop     mechanism.Stop
 	Epsilon  float64   // ε requested by the analyst, > 0
+	Delta    float64   // δ ∈ [0, 1): 0 is the pure-ε release, > 0 the Gaussian one (§10)
 	Lambda   float64   // λ, weight of the trace regulariser; 0 means DefaultLambda
 	H        float64   // Huber width h; 0 means DefaultH
 	N        int       // public row count n
@@ -53,6 +54,9 @@ type Trainer struct {
 func Plan(cfg Config) (*Trainer, error) {
 	if math.IsNaN(cfg.Epsilon) || math.IsInf(cfg.Epsilon, 0) || cfg.Epsilon <= 0 {
 		return nil, fmt.Errorf("lmgc: epsilon must be positive and finite, got %v", cfg.Epsilon)
+	}
+	if math.IsNaN(cfg.Delta) || cfg.Delta < 0 || cfg.Delta >= 1 {
+		return nil, fmt.Errorf("lmgc: delta must be in [0, 1), got %v", cfg.Delta)
 	}
 	if cfg.Lambda == 0 {
 		cfg.Lambda = DefaultLambda
@@ -102,7 +106,12 @@ func Plan(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("lmgc: %d classes × %d features give %d parameters, more than the limit %d; use fewer features or classes",
 			classes, len(cfg.Features), m, MaxParams)
 	}
-	cal := calibrate(cfg.Epsilon, cfg.N, classes, dim, cfg.H, cfg.Lambda, MaxJacobianShare, NoiseMargin)
+	var cal Calibration
+	if cfg.Delta > 0 {
+		cal = calibrateGauss(cfg.Epsilon, cfg.Delta, cfg.N, classes, dim, cfg.H, cfg.Lambda, MaxJacobianShare, NoiseMargin)
+	} else {
+		cal = calibrate(cfg.Epsilon, cfg.N, classes, dim, cfg.H, cfg.Lambda, MaxJacobianShare, NoiseMargin)
+	}
 	for _, v := range []float64{cal.StrongConvexity, cal.PerturbationScale, cal.OutputScale, cal.Radius, cal.PerturbationEpsilon, cal.ReleaseRadius, cal.OutputLaplaceScale} {
 		if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 			return nil, fmt.Errorf("lmgc: epsilon %v with n = %d and %d classes gives a degenerate calibration (Δ = %v, β = %v); use a smaller epsilon",
@@ -113,11 +122,19 @@ func Plan(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("lmgc: h = %v, lambda = %v and epsilon = %v need %d solver iterations, more than the limit %d; use a larger h or a smaller epsilon",
 			cfg.H, cfg.Lambda, cfg.Epsilon, cal.Iterations, MaxIterations)
 	}
-	step, err := amp.NewLaplace(cal.ReleaseRadius, cal.Dim, cal.OutputEpsilon)
+	if cal.Gaussian && !(cal.PerturbationDelta > 0 && cal.SubspaceQuantile > 0 && !math.IsInf(cal.SubspaceQuantile, 0)) {
+		return nil, fmt.Errorf("lmgc: delta %v gives a degenerate Gaussian calibration; use a larger delta or delta=0", cfg.Delta)
+	}
+	var step amp.Step
+	if cal.OutputDelta > 0 {
+		step, err = amp.NewGaussian(cal.ReleaseRadius, cal.Dim, cal.OutputEpsilon, cal.OutputDelta)
+	} else {
+		step, err = amp.NewLaplace(cal.ReleaseRadius, cal.Dim, cal.OutputEpsilon)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lmgc: %w", err)
 	}
-	if math.Abs(step.Scale-cal.OutputLaplaceScale) > 1e-12*cal.OutputLaplaceScale {
+	if !step.Gaussian && math.Abs(step.Scale-cal.OutputLaplaceScale) > 1e-12*cal.OutputLaplaceScale {
 		return nil, fmt.Errorf("lmgc: output step scale %v disagrees with the calibration %v", step.Scale, cal.OutputLaplaceScale)
 	}
 	if !(cal.PerturbationScale*0x1p13*float64(cal.Dim) < 1e300) {
@@ -143,12 +160,23 @@ func (p *Trainer) ChargedEpsilon() float64 {
 	return p.cal.PerturbationEpsilon + p.cal.JacobianEpsilon + 2*p.cal.CouplingSlack + p.cal.OutputEpsilon
 }
 
-// Events returns the pure-DP events to reserve: the ideal objective
-// perturbation (ε_b + 𝒥, plus the coupling slack 2η of the implemented
-// noise) and the grid-safe output step (Laplace, ε_out).
+// OutputNoiseScale returns the output step's public scale: the Gaussian σ
+// (δ > 0) or the Laplace scale per coordinate (pure ε).
+func (p *Trainer) OutputNoiseScale() float64 { return p.step.Scale }
+
+// ChargedDelta returns the δ of the release: δ_b + δ_out (the requested δ
+// up to rounding), 0 for the pure-ε release.
+func (p *Trainer) ChargedDelta() float64 {
+	return p.cal.PerturbationDelta + p.cal.OutputDelta
+}
+
+// Events returns the events to reserve: the ideal objective perturbation
+// (ε_b + 𝒥, plus the coupling slack 2η of the implemented noise; δ_b for the
+// Gaussian perturbation, 0 for the pure one) and the grid-safe output step
+// (Laplace ε_out, or Gaussian (ε_out, δ_out) when δ > 0).
 func (p *Trainer) Events() []budget.Event {
 	return []budget.Event{
-		{Kind: budget.Generic, Epsilon: p.cal.PerturbationEpsilon + p.cal.JacobianEpsilon + 2*p.cal.CouplingSlack},
+		{Kind: budget.Generic, Epsilon: p.cal.PerturbationEpsilon + p.cal.JacobianEpsilon + 2*p.cal.CouplingSlack, Delta: p.cal.PerturbationDelta},
 		p.step.Event(),
 	}
 }
@@ -267,15 +295,26 @@ func (p *Trainer) outputStep(phi []float64) error {
 // small perturbation of the normals moves v by a bounded amount
 // (samplingRadius). The normals are the coupled draws of package noise; v
 // is mapped to 𝒮 through the isometry svec⁻¹ (off-diagonals divided by √2).
+//
+// With δ > 0 (Calibration.Gaussian) b ~ N(0, σ²I_m) in svec coordinates:
+// v = σ·g with g ∈ ℝ^m the coupled normals (§10).
 func (p *Trainer) objectiveNoise() []float64 {
 	C, D, m := p.classes, p.dim, p.cal.Dim
-	nrm := noise.StandardNormalVec(2*m + 1)
-	h, g := nrm[:m+1], nrm[m+1:]
-	var sq float64
-	for _, v := range h {
-		sq += v * v
+	var g []float64
+	var scale float64
+	if p.cal.Gaussian {
+		g = noise.StandardNormalVec(m)
+		scale = p.cal.PerturbationScale
+	} else {
+		nrm := noise.StandardNormalVec(2*m + 1)
+		var h []float64
+		h, g = nrm[:m+1], nrm[m+1:]
+		var sq float64
+		for _, v := range h {
+			sq += v * v
+		}
+		scale = p.cal.PerturbationScale * math.Sqrt(sq)
 	}
-	scale := p.cal.PerturbationScale * math.Sqrt(sq)
 	out := make([]float64, C*D*D)
 	k := 0
 	for c := 0; c < C; c++ {
@@ -311,12 +350,15 @@ func (p *Trainer) model(phi []float64) *mechanism.Model {
 		Params: map[string]float64{
 			"epsilon":              p.cfg.Epsilon,
 			"epsilon_charged":      p.ChargedEpsilon(),
+			"delta":                p.cfg.Delta,
+			"delta_charged":        p.ChargedDelta(),
 			"epsilon_perturbation": cal.PerturbationEpsilon,
 			"epsilon_jacobian":     cal.JacobianEpsilon,
 			"epsilon_output":       cal.OutputEpsilon,
 			"coupling_slack":       cal.CouplingSlack,
 			"release_radius":       cal.ReleaseRadius,
 			"output_laplace_scale": cal.OutputLaplaceScale,
+			"output_noise_scale":   p.step.Scale,
 			"iterations":           float64(cal.Iterations),
 			"lambda":               p.cfg.Lambda,
 			"h":                    p.cfg.H,
