@@ -336,10 +336,10 @@ type bulkIter struct {
 	// exactKind: per column, the Go type Convert passes through unchanged.
 	exactKind []exactKind
 	// rows waiting for the store.
-	pending []sql.Row
-	affected      int
-	lastInsertID  uint64
-	idSet         bool
+	pending      []sql.Row
+	affected     int
+	lastInsertID uint64
+	idSet        bool
 	// marked: a statement mark is open.
 	marked bool
 }
