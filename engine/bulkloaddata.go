@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
@@ -121,10 +122,14 @@ func (f *fastLoadData) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error)
 	it.isString = make([]bool, len(n.DestSch))
 	it.kind = make([]exactKind, len(n.DestSch))
 	exact := exactKinds(n.DestSch)
+	it.borrow = true
 	for i, c := range n.DestSch {
 		_, it.isString[i] = c.Type.(sql.StringType)
 		if f.typed && !c.AutoIncrement {
 			it.kind[i] = exact[i]
+		}
+		if it.kind[i] == exactNone {
+			it.borrow = false
 		}
 	}
 	return it, nil
@@ -141,7 +146,10 @@ type fastLoadIter struct {
 	term, esc     string
 	isString      []bool
 	// kind: parse the column's fields as DOUBLE or BIGINT here.
-	kind   []exactKind
+	kind []exactKind
+	// borrow: every column is parsed here, so lines are read without a
+	// copy (a field kept as a string is copied by value).
+	borrow bool
 	fields []string
 	set    []bool
 	// slab: rows are cut from it, a block at a time.
@@ -277,7 +285,15 @@ func (l *fastLoadIter) next() (sql.Row, error) {
 			}
 			return nil, io.EOF
 		}
-		line := l.scanner.Text()
+		var line string
+		if l.borrow {
+			// Valid until the next Scan: value copies what it keeps.
+			if b := l.scanner.Bytes(); len(b) > 0 {
+				line = unsafe.String(&b[0], len(b))
+			}
+		} else {
+			line = l.scanner.Text()
+		}
 		if line == "" {
 			continue // loadDataIter skips empty lines
 		}
@@ -354,16 +370,28 @@ func (l *fastLoadIter) parse(line string) (sql.Row, error) {
 func (l *fastLoadIter) value(i int, field string) any {
 	switch l.kind[i] {
 	case exactFloat64:
-		if f, err := strconv.ParseFloat(strings.Trim(field, " \t\n\r"), 64); err == nil {
+		if f, err := strconv.ParseFloat(trimCut(field, " \t\n\r"), 64); err == nil {
 			return f
 		}
 	case exactInt64:
 		// convertToInt64's first parse (intCutSet is " \t").
-		if n, err := strconv.ParseInt(strings.Trim(field, " \t"), 10, 64); err == nil {
+		if n, err := strconv.ParseInt(trimCut(field, " \t"), 10, 64); err == nil {
 			return n
 		}
 	}
+	if l.borrow {
+		return strings.Clone(field)
+	}
 	return field
+}
+
+// trimCut is strings.Trim(s, cut) without building the cut set when s
+// has nothing to trim (the common case).
+func trimCut(s, cut string) string {
+	if s == "" || strings.IndexByte(cut, s[0]) < 0 && strings.IndexByte(cut, s[len(s)-1]) < 0 {
+		return s
+	}
+	return strings.Trim(s, cut)
 }
 
 // slabRows is the rows per allocation of row storage.
