@@ -500,6 +500,9 @@ type insertValuesTF struct {
 	db   sql.Database
 	args []sql.Expression
 	sch  sql.Schema
+	// pipe: parse ahead in a producer goroutine (set by the bulk writer,
+	// which always closes its source).
+	pipe bool
 }
 
 var (
@@ -580,21 +583,49 @@ func (t *insertValuesTF) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, erro
 		return nil, fmt.Errorf("%s: the first argument must be a string", insertValuesTFName)
 	}
 	k, _ := t.args[1].Eval(ctx, nil)
-	return &insertValuesIter{s: s, kinds: k.(string)}, nil
+	it := &insertValuesIter{s: s, kinds: k.(string)}
+	if t.pipe {
+		// The tuples are parsed ahead by a producer (bulkpipe.go); an
+		// error ends them (next would return it again).
+		it.pipe = newRowPipe("INSERT: parsing the values", insertChunkRows, func() (sql.Row, error, bool) {
+			row, err := it.next(ctx)
+			return row, err, err != nil
+		})
+	}
+	return it, nil
 }
+
+// insertChunkRows is the tuples per chunk of the producer.
+const insertChunkRows = 128
 
 type insertValuesIter struct {
 	s     string
 	kinds string
 	i     int
 	done  bool
+	pipe  *rowPipe
+	slab  []any // rows are cut from it
 }
 
 func (it *insertValuesIter) Next(ctx *sql.Context) (sql.Row, error) {
+	if it.pipe != nil {
+		return it.pipe.Next(ctx)
+	}
+	return it.next(ctx)
+}
+
+// next parses the next tuple. With a pipe it runs on the producer, which
+// shares ctx read-only: litValue's conversions only read it.
+func (it *insertValuesIter) next(ctx *sql.Context) (sql.Row, error) {
 	if it.done {
 		return nil, io.EOF
 	}
-	row := make(sql.Row, len(it.kinds))
+	w := len(it.kinds)
+	if len(it.slab) < w {
+		it.slab = make([]any, w*insertChunkRows)
+	}
+	row := sql.Row(it.slab[:w:w])
+	it.slab = it.slab[w:]
 	var ferr error
 	col := 0
 	n, end, ok := scanTuple(it.s, it.i, func(k litKind, text string) error {
@@ -625,4 +656,10 @@ func (it *insertValuesIter) Next(ctx *sql.Context) (sql.Row, error) {
 	return row, nil
 }
 
-func (it *insertValuesIter) Close(*sql.Context) error { return nil }
+func (it *insertValuesIter) Close(*sql.Context) error {
+	if it.pipe != nil {
+		it.pipe.Stop()
+		it.pipe.Wait()
+	}
+	return nil
+}

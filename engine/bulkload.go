@@ -111,6 +111,11 @@ func (b *bulkExec) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, 
 		if ld, ok := n.(*plan.LoadData); ok && fastLoadEligible(ld) {
 			return &fastLoadData{ld: ld, typed: typed}, transform.NewTree, nil
 		}
+		if tf, ok := n.(*insertValuesTF); ok {
+			c := *tf
+			c.pipe = true
+			return &c, transform.NewTree, nil
+		}
 		return n, transform.SameTree, nil
 	})
 	if err != nil {

@@ -155,115 +155,23 @@ type fastLoadIter struct {
 	// slab: rows are cut from it, a block at a time.
 	slab     []any
 	scanDone bool // the scanner failed
-
-	// The producer (start) and the statement's side of it.
-	ch         chan *loadChunk
-	stop, done chan struct{}
-	closed     bool
-	cur        *loadChunk
-	pos        int
+	pipe     *rowPipe
 }
 
-// Next returns the producer's rows and errors in file order.
+// Next returns the rows and errors of the file, parsed ahead by a
+// producer goroutine (bulkpipe.go).
 func (l *fastLoadIter) Next(ctx *sql.Context) (sql.Row, error) {
-	if l.ch == nil {
-		l.start()
+	if l.pipe == nil {
+		l.pipe = newRowPipe("LOAD DATA: parsing the file", loadChunkRows, func() (sql.Row, error, bool) {
+			row, err := l.next()
+			return row, err, err == io.EOF || err != nil && l.scanDone
+		})
 	}
-	for {
-		if c := l.cur; c != nil {
-			if l.pos < len(c.rows) {
-				i := l.pos
-				l.pos++
-				if c.errs != nil && c.errs[i] != nil {
-					return nil, c.errs[i]
-				}
-				return c.rows[i], nil
-			}
-			if c.end != nil {
-				return nil, c.end
-			}
-		}
-		select {
-		case c, ok := <-l.ch:
-			if !ok {
-				return nil, io.EOF // not reached: the last chunk has end set
-			}
-			l.cur, l.pos = c, 0
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
+	return l.pipe.Next(ctx)
 }
 
-// The file is read and parsed by a producer goroutine (the reading of the
-// socket, the field splitting and the number parsing, ≈ a third of a load's
-// CPU) while the statement's goroutine checks and writes the rows before
-// them: with two cores the two overlap. The producer only turns the bytes
-// into rows and errors, in file order, exactly as the synchronous loop did;
-// everything with an effect (conversions, warnings, IGNORE, the store, the
-// statement mark) stays on the statement's goroutine, in row order, so the
-// outcome of the statement is the synchronous one. It runs ahead by at most
-// loadAhead chunks; Close stops it and waits for it before returning.
-
-// loadChunk is a run of parsed lines: rows[i], or the error errs[i] of
-// line i; end (io.EOF or the read error) follows the last line.
-type loadChunk struct {
-	rows []sql.Row
-	errs []error
-	end  error
-}
-
-const (
-	chunkRows = 256 // lines per chunk
-	loadAhead = 8   // chunks the producer may run ahead
-)
-
-// start runs the producer.
-func (l *fastLoadIter) start() {
-	l.ch = make(chan *loadChunk, loadAhead)
-	l.stop = make(chan struct{})
-	l.done = make(chan struct{})
-	go l.produce()
-}
-
-func (l *fastLoadIter) produce() {
-	defer close(l.done)
-	c := &loadChunk{rows: make([]sql.Row, 0, chunkRows)}
-	send := func() bool {
-		select {
-		case l.ch <- c:
-			c = &loadChunk{rows: make([]sql.Row, 0, chunkRows)}
-			return true
-		case <-l.stop:
-			return false
-		}
-	}
-	defer func() {
-		// A panic in the parser fails the statement, not the server.
-		if r := recover(); r != nil {
-			c.end = fmt.Errorf("LOAD DATA: parsing the file: %v", r)
-			send()
-		}
-	}()
-	for {
-		row, err := l.next()
-		if err == io.EOF || err != nil && row == nil && l.scanDone {
-			c.end = err
-			send()
-			return
-		}
-		if err != nil && c.errs == nil {
-			c.errs = make([]error, len(c.rows), chunkRows)
-		}
-		c.rows = append(c.rows, row)
-		if c.errs != nil {
-			c.errs = append(c.errs, err)
-		}
-		if len(c.rows) == chunkRows && !send() {
-			return
-		}
-	}
-}
+// loadChunkRows is the lines per chunk of the producer.
+const loadChunkRows = 256
 
 // next is the synchronous iterator (go-mysql-server's loadDataIter.Next
 // without the literals); scanDone is set with the scanner's error.
@@ -413,18 +321,15 @@ func splitInto(dst []string, s, sep string) []string {
 	return append(dst, strings.Split(s, sep)...)
 }
 
-// Close stops the producer: closing the pipe ends a read it is blocked
-// in (vitess then drains the rest of the file from the client), and the
-// reader is not touched after done.
+// Close stops the producer: closing the reader (an io.Pipe fed by vitess,
+// which then drains the rest of the file from the client) ends a read the
+// producer is blocked in, and Close returns after the producer.
 func (l *fastLoadIter) Close(*sql.Context) error {
-	if l.ch == nil {
+	if l.pipe == nil || !l.pipe.started() {
 		return l.reader.Close()
 	}
-	if !l.closed {
-		l.closed = true
-		close(l.stop)
-	}
+	l.pipe.Stop()
 	err := l.reader.Close()
-	<-l.done
+	l.pipe.Wait()
 	return err
 }
