@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
 )
@@ -35,6 +36,10 @@ type pipeChunk struct {
 // pipeAhead is the chunks the producer may run ahead.
 const pipeAhead = 8
 
+// pipesRunning counts live producers (tests check that none outlives its
+// statement).
+var pipesRunning atomic.Int64
+
 // rowPipe runs next in a producer goroutine. next returns a row, or an
 // error for one input row after which it can go on, or (with end) io.EOF
 // or an error that ends the input.
@@ -63,6 +68,7 @@ func (p *rowPipe) Next(ctx *sql.Context) (sql.Row, error) {
 		p.ch = make(chan *pipeChunk, pipeAhead)
 		p.stop = make(chan struct{})
 		p.done = make(chan struct{})
+		pipesRunning.Add(1)
 		go p.produce()
 	}
 	for {
@@ -89,7 +95,10 @@ func (p *rowPipe) Next(ctx *sql.Context) (sql.Row, error) {
 }
 
 func (p *rowPipe) produce() {
-	defer close(p.done)
+	defer func() {
+		pipesRunning.Add(-1)
+		close(p.done)
+	}()
 	c := &pipeChunk{rows: make([]sql.Row, 0, p.chunk)}
 	send := func() bool {
 		select {
