@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -454,6 +455,25 @@ func litValue(ctx *sql.Context, k litKind, text string, kind byte) (any, error) 
 // intLiteral mirrors the planner's convertInt (vitess folds a leading minus
 // into the integer literal).
 func intLiteral(ctx *sql.Context, value string) (any, error) {
+	// One parse, then the first of the planner's tries that holds it (the
+	// same type as trying each in turn).
+	if v, err := strconv.ParseInt(value, 10, 64); err == nil {
+		switch {
+		case v >= math.MinInt8 && v <= math.MaxInt8:
+			return int8(v), nil
+		case v >= 0 && v <= math.MaxUint8:
+			return uint8(v), nil
+		case v >= math.MinInt16 && v <= math.MaxInt16:
+			return int16(v), nil
+		case v >= 0 && v <= math.MaxUint16:
+			return uint16(v), nil
+		case v >= math.MinInt32 && v <= math.MaxInt32:
+			return int32(v), nil
+		case v >= 0 && v <= math.MaxUint32:
+			return uint32(v), nil
+		}
+		return v, nil
+	}
 	if v, err := strconv.ParseInt(value, 10, 8); err == nil {
 		return int8(v), nil
 	}

@@ -28,3 +28,6 @@ func IsLockingRead(q string) bool { return isSelect(q) && lockingRead.MatchStrin
 
 // PipesRunning is the number of live bulk-source producers (bulkpipe.go).
 func PipesRunning() int64 { return pipesRunning.Load() }
+
+// IntLiteral is intLiteral (bulkinsert.go) for tests.
+var IntLiteral = intLiteral
