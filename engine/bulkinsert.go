@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -454,6 +455,25 @@ func litValue(ctx *sql.Context, k litKind, text string, kind byte) (any, error) 
 // intLiteral mirrors the planner's convertInt (vitess folds a leading minus
 // into the integer literal).
 func intLiteral(ctx *sql.Context, value string) (any, error) {
+	// One parse, then the first of the planner's tries that holds it (the
+	// same type as trying each in turn).
+	if v, err := strconv.ParseInt(value, 10, 64); err == nil {
+		switch {
+		case v >= math.MinInt8 && v <= math.MaxInt8:
+			return int8(v), nil
+		case v >= 0 && v <= math.MaxUint8:
+			return uint8(v), nil
+		case v >= math.MinInt16 && v <= math.MaxInt16:
+			return int16(v), nil
+		case v >= 0 && v <= math.MaxUint16:
+			return uint16(v), nil
+		case v >= math.MinInt32 && v <= math.MaxInt32:
+			return int32(v), nil
+		case v >= 0 && v <= math.MaxUint32:
+			return uint32(v), nil
+		}
+		return v, nil
+	}
 	if v, err := strconv.ParseInt(value, 10, 8); err == nil {
 		return int8(v), nil
 	}
@@ -500,6 +520,9 @@ type insertValuesTF struct {
 	db   sql.Database
 	args []sql.Expression
 	sch  sql.Schema
+	// pipe: parse ahead in a producer goroutine (set by the bulk writer,
+	// which always closes its source).
+	pipe bool
 }
 
 var (
@@ -580,21 +603,49 @@ func (t *insertValuesTF) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, erro
 		return nil, fmt.Errorf("%s: the first argument must be a string", insertValuesTFName)
 	}
 	k, _ := t.args[1].Eval(ctx, nil)
-	return &insertValuesIter{s: s, kinds: k.(string)}, nil
+	it := &insertValuesIter{s: s, kinds: k.(string)}
+	if t.pipe {
+		// The tuples are parsed ahead by a producer (bulkpipe.go); an
+		// error ends them (next would return it again).
+		it.pipe = newRowPipe("INSERT: parsing the values", insertChunkRows, func() (sql.Row, error, bool) {
+			row, err := it.next(ctx)
+			return row, err, err != nil
+		})
+	}
+	return it, nil
 }
+
+// insertChunkRows is the tuples per chunk of the producer.
+const insertChunkRows = 128
 
 type insertValuesIter struct {
 	s     string
 	kinds string
 	i     int
 	done  bool
+	pipe  *rowPipe
+	slab  []any // rows are cut from it
 }
 
 func (it *insertValuesIter) Next(ctx *sql.Context) (sql.Row, error) {
+	if it.pipe != nil {
+		return it.pipe.Next(ctx)
+	}
+	return it.next(ctx)
+}
+
+// next parses the next tuple. With a pipe it runs on the producer, which
+// shares ctx read-only: litValue's conversions only read it.
+func (it *insertValuesIter) next(ctx *sql.Context) (sql.Row, error) {
 	if it.done {
 		return nil, io.EOF
 	}
-	row := make(sql.Row, len(it.kinds))
+	w := len(it.kinds)
+	if len(it.slab) < w {
+		it.slab = make([]any, w*insertChunkRows)
+	}
+	row := sql.Row(it.slab[:w:w])
+	it.slab = it.slab[w:]
 	var ferr error
 	col := 0
 	n, end, ok := scanTuple(it.s, it.i, func(k litKind, text string) error {
@@ -625,4 +676,10 @@ func (it *insertValuesIter) Next(ctx *sql.Context) (sql.Row, error) {
 	return row, nil
 }
 
-func (it *insertValuesIter) Close(*sql.Context) error { return nil }
+func (it *insertValuesIter) Close(*sql.Context) error {
+	if it.pipe != nil {
+		it.pipe.Stop()
+		it.pipe.Wait()
+	}
+	return nil
+}

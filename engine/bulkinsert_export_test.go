@@ -25,3 +25,9 @@ func IsLoadData(q string) bool { return isLoadData(q) }
 
 // IsLockingRead is pinIfLockingRead's test (restart.go) for tests.
 func IsLockingRead(q string) bool { return isSelect(q) && lockingRead.MatchString(q) }
+
+// PipesRunning is the number of live bulk-source producers (bulkpipe.go).
+func PipesRunning() int64 { return pipesRunning.Load() }
+
+// IntLiteral is intLiteral (bulkinsert.go) for tests.
+var IntLiteral = intLiteral

@@ -6,11 +6,11 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/types"
-	sqltypes "github.com/dolthub/vitess/go/sqltypes"
 )
 
 // LOAD DATA LOCAL's rows for the bulk writer (issue 13).
@@ -26,8 +26,11 @@ import (
 // missing trailing fields are NULL, or the NOT NULL error). Only when the
 // statement has no CHECK constraint (which would see the raw string) is a
 // DOUBLE field parsed here, with the parse go-mysql-server's conversion
-// applies (strconv.ParseFloat after trimming blanks), and only when that
+// applies (strconv.ParseFloat after trimming blanks), and likewise a
+// BIGINT field of a column without AUTO_INCREMENT (strconv.ParseInt after
+// trimming blanks and tabs, the conversion's first try), and only when that
 // succeeds: a field it refuses stays a string and fails exactly as before.
+// Rows are cut from slabs of slabRows rows (one allocation per slab).
 
 // fastLoadEligible reports whether ld can be read by fastLoadData.
 func fastLoadEligible(ld *plan.LoadData) bool {
@@ -117,10 +120,17 @@ func (f *fastLoadData) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error)
 		esc:           n.FieldsEscapedBy,
 	}
 	it.isString = make([]bool, len(n.DestSch))
-	it.isDouble = make([]bool, len(n.DestSch))
+	it.kind = make([]exactKind, len(n.DestSch))
+	exact := exactKinds(n.DestSch)
+	it.borrow = true
 	for i, c := range n.DestSch {
 		_, it.isString[i] = c.Type.(sql.StringType)
-		it.isDouble[i] = f.typed && c.Type.Type() == sqltypes.Float64
+		if f.typed && !c.AutoIncrement {
+			it.kind[i] = exact[i]
+		}
+		if it.kind[i] == exactNone {
+			it.borrow = false
+		}
 	}
 	return it, nil
 }
@@ -135,25 +145,63 @@ type fastLoadIter struct {
 	ignoreNum     int64
 	term, esc     string
 	isString      []bool
-	isDouble      []bool
-	fields        []string
+	// kind: parse the column's fields as DOUBLE or BIGINT here.
+	kind []exactKind
+	// borrow: every column is parsed here, so lines are read without a
+	// copy (a field kept as a string is copied by value).
+	borrow bool
+	fields []string
+	set    []bool
+	// slab: rows are cut from it, a block at a time.
+	slab     []any
+	scanDone bool // the scanner failed
+	pipe     *rowPipe
 }
 
+// Next returns the rows and errors of the file, parsed ahead by a
+// producer goroutine (bulkpipe.go).
 func (l *fastLoadIter) Next(ctx *sql.Context) (sql.Row, error) {
+	if l.pipe == nil {
+		l.pipe = newRowPipe("LOAD DATA: parsing the file", loadChunkRows, func() (sql.Row, error, bool) {
+			row, err := l.next()
+			return row, err, err == io.EOF || err != nil && l.scanDone
+		})
+	}
+	return l.pipe.Next(ctx)
+}
+
+// loadChunkRows is the lines per chunk of the producer.
+const loadChunkRows = 256
+
+// next is the synchronous iterator (go-mysql-server's loadDataIter.Next
+// without the literals); scanDone is set with the scanner's error.
+func (l *fastLoadIter) next() (sql.Row, error) {
 	for ; l.ignoreNum > 0 && l.scanner.Scan(); l.ignoreNum-- {
+	}
+	if l.ignoreNum > 0 {
+		l.ignoreNum = 0
 		if err := l.scanner.Err(); err != nil {
-			l.reader.Close()
+			l.scanDone = true
 			return nil, err
 		}
 	}
 	for {
 		if !l.scanner.Scan() {
 			if err := l.scanner.Err(); err != nil {
+				l.scanDone = true
 				return nil, err
 			}
 			return nil, io.EOF
 		}
-		line := l.scanner.Text()
+		var line string
+		if l.borrow {
+			// Valid until the next Scan: value copies what it keeps.
+			if b := l.scanner.Bytes(); len(b) > 0 {
+				line = unsafe.String(&b[0], len(b))
+			}
+		} else {
+			line = l.scanner.Text()
+		}
 		if line == "" {
 			continue // loadDataIter skips empty lines
 		}
@@ -165,8 +213,17 @@ func (l *fastLoadIter) Next(ctx *sql.Context) (sql.Row, error) {
 func (l *fastLoadIter) parse(line string) (sql.Row, error) {
 	l.fields = splitInto(l.fields[:0], line, l.term)
 	fields := l.fields
-	row := make(sql.Row, len(l.destSch))
-	set := make([]bool, len(l.destSch))
+	w := len(l.destSch)
+	if len(l.slab) < w {
+		l.slab = make([]any, w*slabRows)
+	}
+	row := sql.Row(l.slab[:w:w])
+	l.slab = l.slab[w:]
+	if l.set == nil {
+		l.set = make([]bool, w)
+	}
+	set := l.set
+	clear(set)
 	for fieldIdx, exprIdx := 0, 0; fieldIdx < len(fields) && fieldIdx < l.nUserVars; fieldIdx++ {
 		if exprIdx >= len(row) {
 			continue
@@ -219,13 +276,34 @@ func (l *fastLoadIter) parse(line string) (sql.Row, error) {
 // value is a field's value: the string, or for a DOUBLE column the number
 // go-mysql-server's conversion would make of it, when it makes one.
 func (l *fastLoadIter) value(i int, field string) any {
-	if l.isDouble[i] {
-		if f, err := strconv.ParseFloat(strings.Trim(field, " \t\n\r"), 64); err == nil {
+	switch l.kind[i] {
+	case exactFloat64:
+		if f, err := strconv.ParseFloat(trimCut(field, " \t\n\r"), 64); err == nil {
 			return f
 		}
+	case exactInt64:
+		// convertToInt64's first parse (intCutSet is " \t").
+		if n, err := strconv.ParseInt(trimCut(field, " \t"), 10, 64); err == nil {
+			return n
+		}
+	}
+	if l.borrow {
+		return strings.Clone(field)
 	}
 	return field
 }
+
+// trimCut is strings.Trim(s, cut) without building the cut set when s
+// has nothing to trim (the common case).
+func trimCut(s, cut string) string {
+	if s == "" || strings.IndexByte(cut, s[0]) < 0 && strings.IndexByte(cut, s[len(s)-1]) < 0 {
+		return s
+	}
+	return strings.Trim(s, cut)
+}
+
+// slabRows is the rows per allocation of row storage.
+const slabRows = 256
 
 // splitInto is strings.Split into a reused slice.
 func splitInto(dst []string, s, sep string) []string {
@@ -243,4 +321,15 @@ func splitInto(dst []string, s, sep string) []string {
 	return append(dst, strings.Split(s, sep)...)
 }
 
-func (l *fastLoadIter) Close(*sql.Context) error { return l.reader.Close() }
+// Close stops the producer: closing the reader (an io.Pipe fed by vitess,
+// which then drains the rest of the file from the client) ends a read the
+// producer is blocked in, and Close returns after the producer.
+func (l *fastLoadIter) Close(*sql.Context) error {
+	if l.pipe == nil || !l.pipe.started() {
+		return l.reader.Close()
+	}
+	l.pipe.Stop()
+	err := l.reader.Close()
+	l.pipe.Wait()
+	return err
+}
