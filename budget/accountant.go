@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -107,7 +108,7 @@ func Open(db *bolt.DB) (*Accountant, error) {
 	if db == nil {
 		return nil, fmt.Errorf("budget: nil database")
 	}
-	err := db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(db, func(tx *bolt.Tx) error {
 		if _, err := tx.CreateBucketIfNotExists(budgetBucket); err != nil {
 			return err
 		}
