@@ -38,7 +38,12 @@ var (
 	logSize int64 = 64 << 20         // preallocated log
 	ckptAt  int64 = 48 << 20         // checkpoint once the log holds this much
 	ckptAge       = 30 * time.Second // … or once the last checkpoint is this old
-	mapRoom int64 = 32 << 20         // free mapping a pinned commit must leave
+	// … or after this many logged commits: while C is pinned, the pages
+	// each commit frees stay pending, and bbolt writes its whole freelist
+	// (pending included) at every commit, so the cost per commit grows
+	// with the commits since the checkpoint (≈ 13 pages each).
+	ckptCommits       = 64
+	mapRoom     int64 = 32 << 20 // free mapping a pinned commit must leave
 )
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -58,6 +63,7 @@ type Log struct {
 	gen      uint64 // generation of the current checkpoint
 	pin      *bolt.Tx
 	lastCkpt time.Time
+	since    int // logged commits since the last checkpoint
 	initMmap int
 	buf      []byte
 
@@ -283,6 +289,7 @@ func Logged(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error) error {
 		}
 		l.buf = rec.b[:0]
 		logged = true
+		l.since++
 		return nil
 	})
 	if err != nil && logged {
@@ -290,7 +297,7 @@ func Logged(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error) error {
 		l.fatal(err)
 		return err
 	}
-	if ckpt || l.off >= ckptAt || time.Since(l.lastCkpt) >= ckptAge {
+	if ckpt || l.since >= ckptCommits || l.off >= ckptAt || time.Since(l.lastCkpt) >= ckptAge {
 		if cerr := l.checkpointLocked(); cerr != nil {
 			l.fatal(cerr)
 			return cerr
@@ -403,7 +410,7 @@ func (l *Log) checkpointLocked() error {
 	} else {
 		l.pin = pin
 	}
-	l.lastCkpt = time.Now()
+	l.lastCkpt, l.since = time.Now(), 0
 	return nil
 }
 
