@@ -44,7 +44,7 @@ func TestBudgetReserveSurvivesPowerLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	spent := 0.0
-	for i := range 3 {
+	for i := range 2 {
 		// Group commits in between: the log holds records past the checkpoint.
 		for j := range 3 {
 			err := wal.Logged(db, func(tx *bolt.Tx, rec *wal.Rec) error {
