@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -102,12 +103,14 @@ type Entry struct {
 // Open prepares the "budget" and "ledger" buckets of db, creating them if
 // missing. Releases left "reserved" by a previous process are marked
 // "interrupted" (their charge stays). db must be opened with syncing on (the
-// bbolt default): durability of a reservation is the fsync of its commit.
+// bbolt default) or behind the write-ahead log (wal.Open): durability of a
+// reservation is the fsync of its commit, or the checkpoint wal.Update makes
+// before it returns.
 func Open(db *bolt.DB) (*Accountant, error) {
 	if db == nil {
 		return nil, fmt.Errorf("budget: nil database")
 	}
-	err := db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(db, func(tx *bolt.Tx) error {
 		if _, err := tx.CreateBucketIfNotExists(budgetBucket); err != nil {
 			return err
 		}

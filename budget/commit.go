@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -60,7 +61,7 @@ func (c *committer) lead() {
 	c.queue = c.queue[n:]
 	c.mu.Unlock()
 
-	err := c.db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(c.db, func(tx *bolt.Tx) error {
 		st := newTxState()
 		for _, o := range batch {
 			if err := safeApply(o, tx, st); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -89,7 +90,7 @@ func (c *Catalog) NoteWrite(key string) error {
 	if w.clean[key] {
 		return nil
 	}
-	err := c.db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(c.db, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(epochsBucket)
 		if err != nil {
 			return err
@@ -180,7 +181,7 @@ func (c *Catalog) StoreAnswer(key string, id, answer []byte) error {
 		return err
 	}
 	entries, size := w.entries, w.bytes
-	err := c.db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(c.db, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(answersBucket)
 		if err != nil {
 			return err

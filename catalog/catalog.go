@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -88,7 +89,7 @@ func Key(db, table string) string {
 // Open loads the catalog from db, creating its bucket if needed.
 func Open(db *bolt.DB) (*Catalog, error) {
 	c := &Catalog{db: db, tables: map[string]*Table{}, owners: map[string]bool{}, models: map[string]*ModelRecord{}}
-	err := db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(db, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketName)
 		if err != nil {
 			return err
@@ -124,7 +125,7 @@ func (c *Catalog) saveTablesLocked() error {
 	if err != nil {
 		return err
 	}
-	return c.db.Update(func(tx *bolt.Tx) error {
+	return wal.Update(c.db, func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketName).Put(tablesKey, buf)
 	})
 }
@@ -318,7 +319,7 @@ func (c *Catalog) SetOwner(user string, on bool) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	err := c.db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(c.db, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketName)
 		if on {
 			return b.Put([]byte(ownersPrefix+user), []byte{1})
@@ -360,7 +361,7 @@ func (c *Catalog) PutModel(m ModelRecord) error {
 	if _, ok := c.models[key]; ok {
 		return fmt.Errorf("model %q already exists", m.Name)
 	}
-	err = c.db.Update(func(tx *bolt.Tx) error {
+	err = wal.Update(c.db, func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketName).Put([]byte(modelsPrefix+key), buf)
 	})
 	if err != nil {
@@ -397,7 +398,7 @@ func (c *Catalog) DropModel(name string) error {
 	if _, ok := c.models[key]; !ok {
 		return fmt.Errorf("model %q: %w", name, ErrNotFound)
 	}
-	err := c.db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(c.db, func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketName).Delete([]byte(modelsPrefix + key))
 	})
 	if err != nil {

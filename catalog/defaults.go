@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -27,7 +28,7 @@ func (c *Catalog) SetDPDefaults(user string, eps, delta float64) error {
 		return fmt.Errorf("defaults must have finite ε ≥ 0 and δ in [0, 1), got ε = %v, δ = %v", eps, delta)
 	}
 	key := []byte(defaultsPrefix + strings.ToLower(user))
-	return c.db.Update(func(tx *bolt.Tx) error {
+	return wal.Update(c.db, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketName)
 		if eps == 0 {
 			return b.Delete(key)

@@ -15,6 +15,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/mysql_db"
+	"github.com/dpsql/dpsql/wal"
 	"github.com/sirupsen/logrus"
 	bolt "go.etcd.io/bbolt"
 
@@ -54,6 +55,10 @@ type Options struct {
 	// DisablePlanCache turns off the prepared-statement plan cache
 	// (plancache.go), for comparisons.
 	DisablePlanCache bool
+	// DisableWAL opens the data file without the write-ahead log
+	// (package wal, dpsql.wal): every commit is then bbolt's own durable
+	// commit (two fdatasyncs). For comparisons and as a fallback.
+	DisableWAL bool
 }
 
 // Engine is an opened dpsql instance.
@@ -86,13 +91,23 @@ func Open(opt Options) (*Engine, error) {
 	// issue 13: a 1 GiB initial mapping (address space only) spares large
 	// loads the remaps that copy every dirty page of the commit each time
 	// the file outgrows the mapping.
-	db, err := bolt.Open(filepath.Join(opt.DataDir, DBFile), 0o600, &bolt.Options{Timeout: 5 * time.Second, InitialMmapSize: 1 << 30})
+	//
+	// The write-ahead log (wal, issue 13) makes a group commit one log
+	// fdatasync; it recovers an unclean stop before anything reads the file.
+	bopts := &bolt.Options{Timeout: 5 * time.Second, InitialMmapSize: 1 << 30}
+	var db *bolt.DB
+	var err error
+	if opt.DisableWAL {
+		db, err = bolt.Open(filepath.Join(opt.DataDir, DBFile), 0o600, bopts)
+	} else {
+		db, err = wal.Open(filepath.Join(opt.DataDir, DBFile), bopts)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w (is another dpsql using this data dir?)", filepath.Join(opt.DataDir, DBFile), err)
 	}
 	e := &Engine{DB: db, Log: opt.Log}
 	if err := e.wire(opt); err != nil {
-		db.Close()
+		wal.Close(db)
 		return nil, err
 	}
 	return e, nil
@@ -239,7 +254,7 @@ func (e *Engine) Close() error {
 	if e.Backend != nil {
 		e.Backend.Close()
 	}
-	return e.DB.Close()
+	return wal.Close(e.DB) // checkpoints and empties the log
 }
 
 var usersBucket = []byte("users")
@@ -248,7 +263,7 @@ var usersBucket = []byte("users")
 type userPersister struct{ db *bolt.DB }
 
 func (p *userPersister) Persist(_ *sql.Context, data []byte) error {
-	return p.db.Update(func(tx *bolt.Tx) error {
+	return wal.Update(p.db, func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(usersBucket)
 		if err != nil {
 			return err

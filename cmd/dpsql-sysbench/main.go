@@ -63,6 +63,7 @@ func main() {
 	bulkBatch := flag.Int("bulk-batch", 1000, "rows per INSERT statement with -bulk")
 	tests := flag.String("tests", "oltp_point_select,oltp_read_write,oltp_insert", "sysbench tests")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of dpsql (in-process) to this file")
+	noWAL := flag.Bool("nowal", false, "open dpsql without its write-ahead log (bbolt's own durable commit), for comparisons")
 	mutexProfile := flag.String("mutexprofile", "", "write a mutex contention profile of dpsql to this file")
 	flag.Parse()
 	logrus.SetLevel(logrus.WarnLevel)
@@ -74,7 +75,7 @@ func main() {
 	// dpsql
 	log := logrus.New()
 	log.SetLevel(logrus.ErrorLevel)
-	e, err := engine.Open(engine.Options{DataDir: filepath.Join(tmp, "dpsql"), RootPassword: "bench", Log: log})
+	e, err := engine.Open(engine.Options{DataDir: filepath.Join(tmp, "dpsql"), RootPassword: "bench", Log: log, DisableWAL: *noWAL})
 	check(err)
 	defer e.Close()
 	srv, err := e.NewServer("127.0.0.1:0")

@@ -93,6 +93,7 @@ func serve(args []string) error {
 	requireTLS := fs.Bool("require-secure-transport", false, "refuse logins over connections without TLS (needs --tls-cert and --tls-key)")
 	backend := fs.String("backend", "embedded", "where tables attached with dp_attach live: embedded (none) or mysql (a MariaDB/MySQL server or Spider head, docs/scale-out.md)")
 	backendDSN := fs.String("backend-dsn", "", "go-sql-driver/mysql DSN of the mysql backend, e.g. 'dpsql:pw@tcp(127.0.0.1:3307)/' (default $DPSQL_BACKEND_DSN, which keeps the password out of ps)")
+	useWAL := fs.Bool("wal", true, "write-ahead log dpsql.wal beside dpsql.db: one log fdatasync per group commit instead of bbolt's two (docs/sql.md, Durability); false: bbolt's own durable commit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func serve(args []string) error {
 	if sopt.RequireSecureTransport && sopt.TLS == nil {
 		return errors.New("--require-secure-transport needs --tls-cert and --tls-key")
 	}
-	e, err := engine.Open(engine.Options{DataDir: *dataDir, RootPassword: os.Getenv("DPSQL_ROOT_PASSWORD"), Log: log, MaxReleaseMemory: mem, AnswerCacheEntries: *cacheEntries, BackendDSN: dsn})
+	e, err := engine.Open(engine.Options{DataDir: *dataDir, RootPassword: os.Getenv("DPSQL_ROOT_PASSWORD"), Log: log, MaxReleaseMemory: mem, AnswerCacheEntries: *cacheEntries, BackendDSN: dsn, DisableWAL: !*useWAL})
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dpsql/dpsql/wal"
 	"github.com/go-sql-driver/mysql"
 	"github.com/sirupsen/logrus"
 	bolt "go.etcd.io/bbolt"
@@ -107,7 +108,7 @@ func Open(dsn string, meta *bolt.DB, log logrus.FieldLogger) (*Backend, error) {
 		b.pool.Close()
 		return nil, fmt.Errorf("connect to the MariaDB/MySQL backend at %s: %w", cfg.Addr, err)
 	}
-	if err := meta.Update(func(tx *bolt.Tx) error {
+	if err := wal.Update(meta, func(tx *bolt.Tx) error {
 		_, err := tx.CreateBucketIfNotExists(bucketAttached)
 		return err
 	}); err != nil {
@@ -161,7 +162,7 @@ func (b *Backend) Attach(ctx context.Context, db, name string) (gsql.Schema, err
 		return nil, err
 	}
 	v, _ := json.Marshal(attachment{DB: t.db, Table: t.name})
-	if err := b.meta.Update(func(tx *bolt.Tx) error {
+	if err := wal.Update(b.meta, func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketAttached).Put([]byte(key(db, name)), v)
 	}); err != nil {
 		return nil, fmt.Errorf("record attachment: %w", err)
@@ -174,7 +175,7 @@ func (b *Backend) Attach(ctx context.Context, db, name string) (gsql.Schema, err
 
 // Detach forgets an attachment (the backend's table is not touched).
 func (b *Backend) Detach(db, name string) error {
-	if err := b.meta.Update(func(tx *bolt.Tx) error {
+	if err := wal.Update(b.meta, func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketAttached).Delete([]byte(key(db, name)))
 	}); err != nil {
 		return fmt.Errorf("forget attachment: %w", err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -136,7 +137,7 @@ func (t *Table) ModifyColumn(ctx *sql.Context, name string, column *sql.Column, 
 
 // persistAutoInc writes the in-memory AUTO_INCREMENT counter (if larger).
 func (s *Store) persistAutoInc(ts *tableState) error {
-	return s.db.Update(func(btx *bolt.Tx) error {
+	return wal.Update(s.db, func(btx *bolt.Tx) error {
 		tb := tableBucket(btx, ts.db.key, ts.id)
 		if tb == nil {
 			return sql.ErrTableNotFound.New(ts.meta.Load().name)

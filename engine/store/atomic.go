@@ -8,6 +8,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/analyzer"
 	"github.com/dolthub/go-mysql-server/sql/plan"
 	"github.com/dolthub/go-mysql-server/sql/transform"
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -149,7 +150,7 @@ func clearBucket(b *bolt.Bucket) error {
 var keyBackupName = []byte("\x00name")
 
 func (s *Store) backupTables(tables []*tableState) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(s.db, func(tx *bolt.Tx) error {
 		for _, ts := range tables {
 			dbb := tx.Bucket(bucketData).Bucket([]byte(ts.db.key))
 			tb := tableBucket(tx, ts.db.key, ts.id)
@@ -193,7 +194,7 @@ func (s *Store) dropBackups(tables []*tableState) error {
 			ts.altering.Store(false)
 		}
 	}()
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return wal.Update(s.db, func(tx *bolt.Tx) error {
 		for _, ts := range tables {
 			if dbb := tx.Bucket(bucketData).Bucket([]byte(ts.db.key)); dbb != nil {
 				if bk := dbb.Bucket(bucketAlterBackup); bk != nil && bk.Bucket(idKey(ts.id)) != nil {
@@ -226,7 +227,7 @@ func (s *Store) restoreTables(tables []*tableState) error {
 		}
 	}()
 	var stamp uint64
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(s.db, func(tx *bolt.Tx) error {
 		var err error
 		if stamp, err = s.mv.assign(tx); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -17,23 +18,29 @@ import (
 // buckets, next to 10 000 rows) with the same commit without bbolt's two
 // fdatasyncs, and with one write of a log record to a preallocated file plus
 // one fdatasync (what a write-ahead log in front of bbolt would pay per
-// group commit). cpu-ns/op is the process's CPU time per commit (fdatasync
+// group commit), and (wal) that write-ahead log itself: bbolt without
+// fsync behind one log record and fdatasync per commit. cpu-ns/op is the process's CPU time per commit (fdatasync
 // costs CPU in the guest kernel here); pages/op the pages bbolt writes.
 //
 //	go test ./engine/store/ -run '^$' -bench CommitDurability -benchtime 1000x
 func BenchmarkCommitDurability(b *testing.B) {
-	for _, mode := range []string{"bbolt", "bbolt-nosync", "log-fdatasync"} {
+	for _, mode := range []string{"bbolt", "bbolt-nosync", "log-fdatasync", "wal"} {
 		b.Run(mode, func(b *testing.B) {
 			dir := b.TempDir()
 			if mode == "log-fdatasync" {
 				benchLogAppend(b, filepath.Join(dir, "log"))
 				return
 			}
-			db, err := bolt.Open(filepath.Join(dir, "b.db"), 0o600, &bolt.Options{InitialMmapSize: 1 << 30})
+			open, closeDB := bolt.Open, (*bolt.DB).Close
+			if mode == "wal" { // the write-ahead log (package wal) as the store uses it
+				open = func(p string, _ os.FileMode, o *bolt.Options) (*bolt.DB, error) { return wal.Open(p, o) }
+				closeDB = wal.Close
+			}
+			db, err := open(filepath.Join(dir, "b.db"), 0o600, &bolt.Options{InitialMmapSize: 1 << 30})
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer db.Close()
+			defer closeDB(db)
 			val := make([]byte, 200)
 			path := [][]byte{[]byte("data"), []byte("db"), []byte("\x00tables"), {0, 0, 0, 0, 0, 0, 0, 1}}
 			table := func(tx *bolt.Tx) *bolt.Bucket {
@@ -43,7 +50,7 @@ func BenchmarkCommitDurability(b *testing.B) {
 				}
 				return bk
 			}
-			err = db.Update(func(tx *bolt.Tx) error {
+			err = wal.Update(db, func(tx *bolt.Tx) error {
 				bk, err := tx.CreateBucketIfNotExists(path[0])
 				for _, p := range path[1:] {
 					if err != nil {
@@ -76,21 +83,27 @@ func BenchmarkCommitDurability(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			db.NoSync = mode == "bbolt-nosync"
+			if mode != "wal" {
+				db.NoSync = mode == "bbolt-nosync"
+			}
 			w0 := db.Stats().TxStats
 			cpu0 := benchCPU()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				err := db.Update(func(tx *bolt.Tx) error {
+				err := wal.Logged(db, func(tx *bolt.Tx, rec *wal.Rec) error {
 					bk := table(tx)
 					k := binary.BigEndian.AppendUint64(nil, uint64(10000+i))
 					if err := bk.Put(keyStat, k); err != nil {
 						return err
 					}
+					rec.Put(path, keyStat, k)
 					if err := bk.Bucket([]byte("rows")).Put(k, val); err != nil {
 						return err
 					}
-					return bk.Bucket([]byte("i1")).Put(append(binary.BigEndian.AppendUint64(nil, uint64(i*7919%10000)), k...), nil)
+					rec.Put(append(path, []byte("rows")), k, val)
+					ik := append(binary.BigEndian.AppendUint64(nil, uint64(i*7919%10000)), k...)
+					rec.Put(append(path, []byte("i1")), ik, nil)
+					return bk.Bucket([]byte("i1")).Put(ik, nil)
 				})
 				if err != nil {
 					b.Fatal(err)

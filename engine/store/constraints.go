@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 	"gopkg.in/src-d/go-errors.v1"
 )
@@ -110,7 +111,7 @@ func (t *Table) changeDef(ctx *sql.Context, build func(old *tableMeta) (*tableMe
 	if data != nil {
 		err = t.s.ddlUpdate(ts, apply)
 	} else {
-		err = t.s.db.Update(apply)
+		err = wal.Update(t.s.db, apply)
 	}
 	if err != nil {
 		if isKindErr(err) {

@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/analyzer/analyzererrors"
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/vt/sqlparser"
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -80,7 +81,7 @@ func (s *Store) CreateDatabase(name string) error {
 	if _, ok := s.dbs[key]; ok {
 		return sql.ErrDatabaseExists.New(name)
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(s.db, func(tx *bolt.Tx) error {
 		dbb, err := tx.Bucket(bucketData).CreateBucket([]byte(key))
 		if err != nil {
 			return err
@@ -135,7 +136,7 @@ func (p provider) DropDatabase(ctx *sql.Context, name string) error {
 			s.mu.Unlock()
 			continue
 		}
-		err = s.db.Update(func(tx *bolt.Tx) error {
+		err = wal.Update(s.db, func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketData).DeleteBucket([]byte(key))
 		})
 		if err == nil {
@@ -175,7 +176,7 @@ func (d *Database) SetCollation(_ *sql.Context, c sql.CollationID) error {
 	if err != nil {
 		return err
 	}
-	err = d.s.db.Update(func(tx *bolt.Tx) error {
+	err = wal.Update(d.s.db, func(tx *bolt.Tx) error {
 		dbb := tx.Bucket(bucketData).Bucket([]byte(d.ds.key))
 		if dbb == nil {
 			return sql.ErrDatabaseNotFound.New(d.ds.name)
@@ -376,7 +377,7 @@ func (s *Store) createTable(db, name string, sch sql.PrimaryKeySchema, coll sql.
 		return err
 	}
 	st := tableStat{seq: 1, autoInc: 1, version: 1}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = wal.Update(s.db, func(tx *bolt.Tx) error {
 		data := tx.Bucket(bucketData)
 		id := uint64(1)
 		if b := data.Get(keyNextID); b != nil {
@@ -435,7 +436,7 @@ func (s *Store) dropTable(ds *dbState, name string) error {
 	if !ok {
 		return sql.ErrTableNotFound.New(name)
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(s.db, func(tx *bolt.Tx) error {
 		dbb := tx.Bucket(bucketData).Bucket([]byte(d.ds.key))
 		if dbb == nil {
 			return sql.ErrDatabaseNotFound.New(d.ds.name)
@@ -481,7 +482,7 @@ func (d *Database) RenameTable(ctx *sql.Context, oldName, newName string) error 
 	if err != nil {
 		return err
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = wal.Update(s.db, func(tx *bolt.Tx) error {
 		dbb := tx.Bucket(bucketData).Bucket([]byte(d.ds.key))
 		tb := dbb.Bucket(bucketTables).Bucket(idKey(ts.id))
 		if err := putMeta(tb, m); err != nil {
@@ -540,7 +541,7 @@ func (d *Database) CreateView(ctx *sql.Context, name string, selectStatement, cr
 	if err != nil {
 		return err
 	}
-	err = d.s.db.Update(func(tx *bolt.Tx) error {
+	err = wal.Update(d.s.db, func(tx *bolt.Tx) error {
 		vb, err := d.views(tx)
 		if err != nil {
 			return err
@@ -557,7 +558,7 @@ func (d *Database) CreateView(ctx *sql.Context, name string, selectStatement, cr
 
 func (d *Database) DropView(_ *sql.Context, name string) error {
 	defer d.ds.viewGen.Add(1)
-	return d.s.db.Update(func(tx *bolt.Tx) error {
+	return wal.Update(d.s.db, func(tx *bolt.Tx) error {
 		vb, err := d.views(tx)
 		if err != nil {
 			return err

@@ -16,7 +16,10 @@
 // Transactions (txn.go) buffer their writes in memory and read a snapshot:
 // the bbolt state corrected by the before images of later commits (mvcc.go)
 // with their own writes laid over it. COMMIT applies everything in one bbolt
-// write transaction, fsynced before the client hears back. Writers lock
+// write transaction, durable before the client hears back: through the
+// write-ahead log (package wal) when the file was opened with it (a log
+// record fdatasynced before bbolt commits without fsync), else bbolt's own
+// fsync. Every other write of the store goes through wal.Update. Writers lock
 // the rows they write until the end of their transaction and wait for each
 // other (lock.go: 1205 on timeout, 1213 on a deadlock); a writer that finds
 // a locked row changed since it read it has its statement re-executed by the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -510,7 +511,7 @@ func (im *importer) write(b *batch) error {
 		}
 	}
 	var dup []byte
-	err := im.s.db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(im.s.db, func(tx *bolt.Tx) error {
 		tb, run, err := im.staging(tx, true)
 		if err != nil {
 			return err
@@ -635,7 +636,7 @@ func (im *importer) cleanup() {
 	if im.staged < 0 {
 		return
 	}
-	_ = im.s.db.Update(func(tx *bolt.Tx) error {
+	_ = wal.Update(im.s.db, func(tx *bolt.Tx) error {
 		tb := tableBucket(tx, im.ts.db.key, im.ts.id)
 		if tb == nil {
 			return nil

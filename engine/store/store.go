@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -176,7 +177,7 @@ func Open(db *bolt.DB) (*Store, error) {
 	}
 	s := &Store{db: db, dbs: map[string]*dbState{}}
 	s.hooks.Store(&Hooks{})
-	err := db.Update(func(tx *bolt.Tx) error {
+	err := wal.Update(db, func(tx *bolt.Tx) error {
 		data, err := tx.CreateBucketIfNotExists(bucketData)
 		if err != nil {
 			return err
@@ -303,7 +304,7 @@ func (s *Store) afterDDL(ctx *sql.Context, ts *tableState) {
 // (ER_TABLE_DEF_CHANGED).
 func (s *Store) ddlUpdate(ts *tableState, fn func(btx *bolt.Tx) error) error {
 	var stamp uint64
-	err := s.db.Update(func(btx *bolt.Tx) error {
+	err := wal.Update(s.db, func(btx *bolt.Tx) error {
 		var err error
 		if stamp, err = s.mv.assign(btx); err != nil {
 			return err

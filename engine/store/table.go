@@ -7,6 +7,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -451,7 +452,7 @@ func (a *autoIncSetter) Close(*sql.Context) error {
 	}
 	a.set = false
 	ts := a.t.ts
-	return a.t.s.db.Update(func(tx *bolt.Tx) error {
+	return wal.Update(a.t.s.db, func(tx *bolt.Tx) error {
 		tb := tableBucket(tx, ts.db.key, ts.id)
 		if tb == nil {
 			return sql.ErrTableNotFound.New(a.t.meta.name)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
+	"github.com/dpsql/dpsql/wal"
 	"github.com/google/btree"
 	bolt "go.etcd.io/bbolt"
 )
@@ -668,7 +669,10 @@ func (s *Store) commitBatch(batch []*commitReq) {
 	results := make([]error, len(batch))
 	var recs []*commitRec
 	var last uint64
-	err := s.db.Update(func(btx *bolt.Tx) error {
+	// Through the write-ahead log (wal.Logged): the batch's writes are
+	// recorded and the record made durable before bbolt commits; nothing
+	// is published before that.
+	err := wal.Logged(s.db, func(btx *bolt.Tx, wrec *wal.Rec) error {
 		recs, last = recs[:0], 0
 		for i, req := range batch {
 			results[i] = nil
@@ -680,10 +684,11 @@ func (s *Store) commitBatch(batch []*commitReq) {
 			if err != nil {
 				return err
 			}
+			wrec.Put(pathData, keyNextTS, btx.Bucket(bucketData).Get(keyNextTS))
 			rec := &commitRec{ts: ts, deltas: map[uint64]int64{}}
 			var befores [][]byte
 			for _, tt := range req.tables {
-				if err := s.applyTable(btx, tt, rec, &befores); err != nil {
+				if err := s.applyTable(btx, tt, rec, &befores, wrec); err != nil {
 					return err
 				}
 			}
@@ -801,7 +806,7 @@ func (s *Store) validate(btx *bolt.Tx, req *commitReq) error {
 
 // applyTable writes one table's (validated) buffers inside the commit
 // transaction, recording the before images.
-func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[][]byte) error {
+func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[][]byte, wrec *wal.Rec) error {
 	m := tt.meta
 	tb := tableBucket(btx, tt.ts.db.key, tt.ts.id)
 	st, err := readStat(tb, m)
@@ -823,7 +828,9 @@ func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[
 		}
 		bid := bucketID{table: tt.ts.id}
 		var bkt *bolt.Bucket
+		var path [][]byte // for the log
 		if i == 0 {
+			path = tablePath(tt.ts, bucketRows)
 			bkt = tb.Bucket(bucketRows)
 			if m.keys == nil {
 				bkt.FillPercent = 0.9 // sequence keys are appended at the end
@@ -831,6 +838,7 @@ func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[
 		} else {
 			im := m.indexes[i-1]
 			bid.idx = im.id
+			path = tablePath(tt.ts, bucketIndexes, idxKey(im.id))
 			if bkt = indexBucket(tb, im.id); bkt == nil {
 				return errDefChanged(m.name)
 			}
@@ -862,6 +870,7 @@ func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[
 				if ferr = bkt.Delete(kb); ferr != nil {
 					return false
 				}
+				wrec.Delete(path, kb)
 			} else {
 				if cur != nil && bytes.Equal(cur, p.val) {
 					return true
@@ -869,6 +878,7 @@ func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[
 				if ferr = bkt.Put(kb, p.val); ferr != nil {
 					return false
 				}
+				wrec.Put(path, kb, p.val)
 			}
 			rec.keys = append(rec.keys, ovRef{b: bid, key: p.key})
 			*befores = append(*befores, before)
@@ -884,5 +894,15 @@ func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[
 	tt.ts.autoMu.Lock()
 	st.autoInc = max(st.autoInc, tt.ts.autoNext)
 	tt.ts.autoMu.Unlock()
-	return tb.Put(keyStat, st.bytes())
+	sb := st.bytes()
+	wrec.Put(tablePath(tt.ts), keyStat, sb)
+	return tb.Put(keyStat, sb)
+}
+
+// pathData is the log path of the top-level bucket.
+var pathData = [][]byte{bucketData}
+
+// tablePath is the log path of a table's bucket, or of a bucket under it.
+func tablePath(ts *tableState, sub ...[]byte) [][]byte {
+	return append([][]byte{bucketData, []byte(ts.db.key), bucketTables, idKey(ts.id)}, sub...)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -67,7 +68,7 @@ func putDef(d *Database, bucket []byte, name string, v any, mustBeNew bool, exis
 	if err != nil {
 		return err
 	}
-	return d.s.db.Update(func(tx *bolt.Tx) error {
+	return wal.Update(d.s.db, func(tx *bolt.Tx) error {
 		b, err := d.defBucket(tx, bucket, true)
 		if err != nil {
 			return err
@@ -81,7 +82,7 @@ func putDef(d *Database, bucket []byte, name string, v any, mustBeNew bool, exis
 }
 
 func dropDef(d *Database, bucket []byte, name string, missing error) error {
-	return d.s.db.Update(func(tx *bolt.Tx) error {
+	return wal.Update(d.s.db, func(tx *bolt.Tx) error {
 		b, err := d.defBucket(tx, bucket, false)
 		if err != nil {
 			return err
@@ -108,7 +109,7 @@ func (d *Database) CreateTrigger(_ *sql.Context, def sql.TriggerDefinition) erro
 	if err != nil {
 		return err
 	}
-	return d.s.db.Update(func(tx *bolt.Tx) error {
+	return wal.Update(d.s.db, func(tx *bolt.Tx) error {
 		b, err := d.defBucket(tx, bucketTriggers, true)
 		if err != nil {
 			return err
@@ -122,7 +123,7 @@ func (d *Database) CreateTrigger(_ *sql.Context, def sql.TriggerDefinition) erro
 }
 
 func (d *Database) DropTrigger(_ *sql.Context, name string) error {
-	return d.s.db.Update(func(tx *bolt.Tx) error {
+	return wal.Update(d.s.db, func(tx *bolt.Tx) error {
 		b, err := d.defBucket(tx, bucketTriggers, false)
 		if err != nil {
 			return err
