@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -826,4 +827,101 @@ func TestScaleOutSplitMinRow(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("ungrouped outside part on Spider: %d of 32 rows", k)
+}
+
+// The box conditions on the scaled column (mysqlstore boxCond, helper
+// shard4): on a single MariaDB and through Spider, the inside part of the
+// split holds exactly the rows whose values lie in the intended interval
+// [A/c, B/c] read back from the statement — on rows at the centred
+// label's box ends and a general feature's ends, their ±3-ulp neighbours,
+// ±0, subnormals, huge values and NULLs — and the split's statistics equal
+// the one-statement form's (same per-row values, summed in another order).
+func TestScaleOutBoxEnds(t *testing.T) {
+	needSpider(t)
+	const s = -3.633827127302869e-05
+	m := functions.LinearMap{Features: []string{"x1", "x2", "x3"}, Mul: []float64{1, 1, 1}, Add: []float64{0, 0, -0.7}, Inv: 0.5,
+		Intercept: true, Label: "y", LabelLo: -1, LabelHi: 1, Mid: 0, Half: 1, LabelNull: 0, LabelShift: s}
+	near := func(vs ...float64) []float64 {
+		var out []float64
+		for _, v := range vs {
+			for i := -3; i <= 3; i++ {
+				w := v
+				for k := 0; k < i; k++ {
+					w = math.Nextafter(w, math.Inf(1))
+				}
+				for k := 0; k > i; k-- {
+					w = math.Nextafter(w, math.Inf(-1))
+				}
+				out = append(out, w)
+			}
+		}
+		return append(out, 0, math.Copysign(0, -1), 5e-324, -5e-324, 1e-310, -1e-310, 2, -2, 1e300, -1e300, math.NaN(), 0.25)
+	}
+	var rows [][]float64
+	for _, y := range near(-1+s, 1+s) {
+		rows = append(rows, []float64{float64(len(rows)), 0.5, -0.5, 0.25, y})
+	}
+	for _, x := range near(-0.3, 1.7) {
+		rows = append(rows, []float64{float64(len(rows)), 0.5, -0.5, x, 0.25})
+	}
+	createSingle(t, "boxends_single", "pts", pointCols)
+	createSharded(t, "boxends_sharded", "pts", pointCols)
+	insertRows(t, headConn(t), "boxends_single.pts", renderRows(rows))
+	insertRows(t, headConn(t), "boxends_sharded.pts", renderRows(rows))
+	ts := startBackendServer(t, t.TempDir())
+	defer ts.stop()
+	root := ts.connect("root", rootPW, "")
+	scaled := func(q, col string) (lo, hi float64) {
+		re := regexp.MustCompile(`\(` + "`" + col + "`" + ` \* \(([^)]+)\)\) BETWEEN \(([^)]+)\) AND \(([^)]+)\)`)
+		g := re.FindStringSubmatch(q)
+		if g == nil {
+			t.Fatalf("no scaled condition on %s: %s", col, q)
+		}
+		var v [3]float64
+		for i := range v {
+			var err error
+			if v[i], err = strconv.ParseFloat(g[i+1], 64); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return v[1] / v[0], v[2] / v[0] // exact: c is a power of two, the ends normal
+	}
+	for _, algebraic := range []bool{false, true} {
+		m.ShiftAlgebraic = algebraic
+		for _, db := range []string{"boxends_single", "boxends_sharded"} {
+			if !algebraic {
+				mustExec(t, root, fmt.Sprintf("CALL dp_attach('%s.pts')", db))
+			}
+			qs, ok := ts.e.Backend.LinearStatsQuery(db, "pts", m, false)
+			if !ok || len(qs) != 2 {
+				t.Fatalf("%s: no split", db)
+			}
+			ya, yb := scaled(qs[0], "y")
+			xa, xb := scaled(qs[0], "x3")
+			want := int64(0)
+			for _, r := range rows {
+				if r[3] >= xa && r[3] <= xb && r[4] >= ya && r[4] <= yb { // NaN (NULL) is never inside
+					want++
+				}
+			}
+			if in := splitRows(t, ts, db, m, true); in != want {
+				t.Fatalf("%s (algebraic %v): %d rows inside the box, want %d (y in [%v, %v], x3 in [%v, %v])", db, algebraic, in, want, ya, yb, xa, xb)
+			}
+			t.Logf("%s (algebraic %v): %d of %d rows inside the box", db, algebraic, want, len(rows))
+			if algebraic {
+				continue
+			}
+			a1, c1, n1, ok1, err1 := ts.e.Backend.LinearStatsOneStatement(db, "pts", m)
+			a2, c2, n2, ok2, err2 := ts.e.Backend.LinearStats(db, "pts", m)
+			if err1 != nil || err2 != nil || !ok1 || !ok2 || n1 != int64(len(rows)) || n2 != n1 {
+				t.Fatalf("%s: n one statement %d, split %d (%v %v %v %v)", db, n1, n2, ok1, ok2, err1, err2)
+			}
+			for i, v := range append(append([]float64(nil), a1...), c1...) {
+				w := append(append([]float64(nil), a2...), c2...)[i]
+				if math.Abs(v-w) > 1e-12 {
+					t.Fatalf("%s: statistic %d: one statement %v, split %v", db, i, v, w)
+				}
+			}
+		}
+	}
 }

@@ -122,9 +122,10 @@ func (e *Env) pushLSQ(s *trainSpec, tr *lsq.Trainer, exact bool) (*mechanism.Mod
 	if mean := tr.LabelMean(); mean != nil {
 		// With the fast statistics, the label mean as DOUBLE too when its
 		// any-order allowance costs at most MaxAnyOrderInflation of its
-		// noise (public: the planned n); the DECIMAL sum costs ≈ 10 % of
-		// the plain aggregate, the DOUBLE one ≈ 2.5 % (docs/scale-out.md).
-		fastMean := !exact && meanFast(int64(cfg.N))
+		// noise or of the model's (lsq.(*Trainer).MeanAnyOrder; public: the
+		// planned n, ε, bounds); the DECIMAL sum costs ≈ 10 % of the plain
+		// aggregate, the DOUBLE one ≈ 2.5 % (docs/scale-out.md).
+		fastMean := !exact && tr.MeanAnyOrder()
 		sum, n, pushed, err := pd.ShiftedSum(s.ref.db, s.ref.table, s.label, mean.Lo, mean.Hi, !fastMean)
 		if !pushed {
 			return nil, false, nil
@@ -165,12 +166,4 @@ func (e *Env) pushLSQ(s *trainSpec, tr *lsq.Trainer, exact bool) (*mechanism.Mod
 		model, err = tr.TrainSums(a, c, int(n), mu)
 	}
 	return model, true, err
-}
-
-// meanFast reports whether DP_LSQ's centring mean over n rows takes the
-// DOUBLE sum: its any-order allowance raises the mean's noise by at most
-// lsq.MaxAnyOrderInflation (n up to ≈ 9·10⁶).
-func meanFast(n int64) bool {
-	return n >= 1 && n <= mechanism.MaxSumRows &&
-		mechanism.AnyOrderSumSlack(n) <= (1+lsq.MaxAnyOrderInflation)*mechanism.SumSlack(n)
 }

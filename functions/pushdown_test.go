@@ -39,16 +39,3 @@ func TestPlanLinRegPush(t *testing.T) {
 		t.Logf("n=%d: exact=%v, noise ×%.6f", c.n, exact, r)
 	}
 }
-
-// meanFast: DP_LSQ's centring mean takes the DOUBLE sum while its
-// allowance costs ≤ 2 % of its noise (up to ≈ 9·10⁶ rows), DECIMAL beyond.
-func TestMeanFast(t *testing.T) {
-	for _, c := range []struct {
-		n    int64
-		fast bool
-	}{{1, true}, {1000, true}, {1_000_000, true}, {9_000_000, true}, {10_000_000, false}, {1 << 41, false}, {0, false}} {
-		if got := meanFast(c.n); got != c.fast {
-			t.Fatalf("n=%d: fast %v, want %v", c.n, got, c.fast)
-		}
-	}
-}

@@ -210,7 +210,8 @@ func TestLabelShift(t *testing.T) {
 	if !ok {
 		t.Fatal("no box for the shift")
 	}
-	if wantBox := "`y` BETWEEN " + rowLit(a) + " AND " + rowLit(b); !strings.Contains(strings.Join(fs.box, " AND "), wantBox) {
+	// Its ends are not shardSafe: the condition is on the scaled column.
+	if wantBox := "(`y` * (2.7755575615628914e-17)) BETWEEN " + lit(a*0x1p-55) + " AND " + lit(b*0x1p-55); !strings.Contains(strings.Join(fs.box, " AND "), wantBox) || boxCond("`y`", a, b) != wantBox {
 		t.Fatalf("box %v lacks %s", fs.box, wantBox)
 	}
 	in := aggregateSQL(tb, fs.inTerms)
@@ -329,8 +330,14 @@ func TestInBoxSplit(t *testing.T) {
 	// passes on as a DOUBLE or exact integer literal (rowLit).
 	m.LabelShift = 0.3
 	fs, _ = linearFast(tb, m)
+	// In the WHERE and GROUP BY no product of two literals either: a
+	// Spider head folds it and prints the value in fixed notation (boxCond).
+	constProduct := regexp.MustCompile(`[0-9.]e[-+]?[0-9]+\)? \* \(?-?[0-9]`)
 	for _, p := range fs.parts(true) {
 		requireDoubleLiterals(t, p.sql(tb))
+		if constProduct.MatchString(p.where) || constProduct.MatchString(p.group) {
+			t.Fatalf("constant product in the box: %s %s", p.where, p.group)
+		}
 	}
 	m.LabelShift = 0
 	// No DOUBLE column at all: no split.
@@ -350,9 +357,9 @@ func TestInBoxSplit(t *testing.T) {
 func TestRowLit(t *testing.T) {
 	survives := func(x float64) bool {
 		ax := math.Abs(x)
-		return ax == 0 || ax < 1e-5 || ax >= 1e17 || (x == math.Trunc(x) && ax < 1<<53)
+		return ax == 0 || ax < 1e-16 || ax >= 1e17 || (x == math.Trunc(x) && ax < 1<<53)
 	}
-	vals := []float64{0, 1, -1, 3, 0.25, -3.633827127302869e-05, 1e-5, 9.99e-6, 0.1, 1.0 / 3, 730000 + 1.0/3, -2.9e6,
+	vals := []float64{0, 1, -1, 3, 0.25, -3.633827127302869e-05, 1e-5, 9.99e-6, 3e-8, 1.2e-15, 9.99e-16, 1e-16, 0.1, 1.0 / 3, 730000 + 1.0/3, -2.9e6,
 		1e16 + 2, 99999999999999.5, 1e17, -1e300, 5e-324, math.MaxFloat64, 1 << 53, 1<<53 + 2}
 	for i := -30; i <= 30; i++ {
 		vals = append(vals, math.Pi*math.Pow(10, float64(i)), -math.E*math.Pow(2, float64(3*i)))
@@ -418,7 +425,7 @@ func requireDoubleLiterals(t *testing.T, q string) {
 		if err != nil {
 			t.Fatalf("%q: %v", num, err)
 		}
-		if !(x == 0 || x < 1e-5 || x >= 1e17 || x == math.Trunc(x) && x < 1<<53) {
+		if !(x == 0 || x < 1e-16 || x >= 1e17 || x == math.Trunc(x) && x < 1<<53) {
 			t.Fatalf("literal %s would reach a shard as DECIMAL: %s", num, q)
 		}
 	}
@@ -483,5 +490,76 @@ func TestShiftAlgebraic(t *testing.T) {
 	m.Intercept, m.ShiftAlgebraic = true, false
 	if fs, _ := linearFast(tb, m); fs.inShift != nil {
 		t.Fatal("algebraic shift not asked for")
+	}
+}
+
+// boxCond: the scaled condition fl(y·2⁻ʲ) ∈ [a·2⁻ʲ, b·2⁻ʲ] holds for exactly
+// the doubles y in [a, b] (ends, their neighbours, −0, subnormals, values
+// whose scaled product underflows, huge values), its literals are
+// shardSafe and no constant product is left for the head to fold; ends it
+// cannot scale exactly (a zero end beside an unsafe one) keep the rowLit
+// form, and safe ends the plain one.
+func TestBoxCond(t *testing.T) {
+	a1, b1, _ := shiftBox(-1, 1, -3.633827127302869e-05)
+	a2, b2, _ := shiftBox(0, 3, 0.25)
+	a3, b3, _ := unitBox(0.37, -0.2)
+	a4, b4, _ := shiftBox(-1e300, 1e300, 1e301)
+	cases := [][2]float64{{a1, b1}, {a2, b2}, {a3, b3}, {a4, b4}, {-1.0012345678901233, 0.9987654321098766},
+		{1e-300, 2e-300}, {-3e-310, 0.5}, {5e-324, 1.5}, {-0.75, -0.5}, {1000.125, 1001.3}, {0.1, 1e17 + 0.5}, {-1e-5, 1e-5}}
+	nScaled := 0
+	for _, c := range cases {
+		a, b := c[0], c[1]
+		cond := boxCond("`y`", a, b)
+		requireDoubleLiterals(t, cond)
+		scale, sa, sb, scaled := scaledBox(a, b)
+		switch {
+		case shardSafe(a) && shardSafe(b):
+			if cond != "`y` BETWEEN "+lit(a)+" AND "+lit(b) {
+				t.Fatalf("[%v, %v]: %s", a, b, cond)
+			}
+			continue
+		case !scaled:
+			if cond != "`y` BETWEEN "+rowLit(a)+" AND "+rowLit(b) {
+				t.Fatalf("[%v, %v]: %s", a, b, cond)
+			}
+			continue
+		}
+		nScaled++
+		if strings.Count(cond, "*") != 1 || !strings.HasPrefix(cond, "(`y` * ") {
+			t.Fatalf("[%v, %v]: a constant product or no scaling: %s", a, b, cond)
+		}
+		ys := []float64{0, math.Copysign(0, -1), 5e-324, -5e-324, 0x1p-1022, -0x1p-1022, 1e-300, -1e-300, 1, -1,
+			math.MaxFloat64, -math.MaxFloat64, 1e300, -1e300}
+		for _, e := range []float64{a, b} {
+			y := e
+			for i := 0; i < 4; i++ {
+				y = math.Nextafter(y, math.Inf(-1))
+			}
+			for i := 0; i < 9; i++ {
+				ys = append(ys, y, math.Ldexp(y, -1), math.Ldexp(y, 1))
+				y = math.Nextafter(y, math.Inf(1))
+			}
+		}
+		for i := 0; i <= 64; i++ {
+			ys = append(ys, a+(b-a)*float64(i)/64)
+		}
+		for _, y := range ys {
+			v := y * scale
+			if got, want := sa <= v && v <= sb, a <= y && y <= b; got != want {
+				t.Fatalf("[%v, %v]: y = %v: scaled condition %v, box %v", a, b, y, got, want)
+			}
+		}
+	}
+	if nScaled != 8 {
+		t.Fatalf("%d of %d boxes scaled", nScaled, len(cases))
+	}
+	if _, _, _, ok := scaledBox(0, 0.3); ok {
+		t.Fatal("a zero end was scaled")
+	}
+	if got := boxCond("`y`", 0, 0.3); got != "`y` BETWEEN "+rowLit(0)+" AND "+rowLit(0.3) {
+		t.Fatalf("zero end: %s", got)
+	}
+	if got := boxCond("`y`", -1, 1); got != "`y` BETWEEN (-1e+00) AND (1e+00)" {
+		t.Fatalf("safe ends: %s", got)
 	}
 }

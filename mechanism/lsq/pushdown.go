@@ -196,3 +196,28 @@ func algebraicShiftFactor(cfg Config) float64 {
 func (t *Trainer) ShiftAlgebraic() bool {
 	return t.center != nil && t.obj != nil && t.cfg.AnyOrderSums
 }
+
+// MeanAnyOrder reports whether the centring mean may be released from a
+// DOUBLE sum a backend added in any order (mechanism.Mean.ReleaseAnyOrderSum)
+// rather than the exact DECIMAL sum: when the any-order allowance raises
+// the mean's own Laplace scale by at most MaxAnyOrderInflation, or when the
+// standard deviation it adds to the shift, in label units, is at most
+// MaxAnyOrderInflation of the model's own noise (noiseScale of this plan).
+// The mean is ε₀-DP either way (its scale covers the allowance); only its
+// accuracy is at stake, and a constant error e in the shift moves the
+// centred labels by e/half, hence each prediction of the ridge solve by at
+// most that (docs/mechanisms/lsq.md §6 "Backend sums", the centring mean).
+// Public inputs only (the plan's n, ε, bounds).
+func (t *Trainer) MeanAnyOrder() bool {
+	m := t.LabelMean()
+	if m == nil || m.N < 1 || m.N > mechanism.MaxSumRows {
+		return false
+	}
+	slack, any := mechanism.SumSlack(m.N), mechanism.AnyOrderSumSlack(m.N)
+	if any <= (1+MaxAnyOrderInflation)*slack {
+		return true
+	}
+	// Laplace std √2·b; b in label units: (hi − lo)/half = 2.
+	extra := math.Sqrt2 * 2 * (any - slack) / (float64(m.N) * m.Epsilon)
+	return extra <= MaxAnyOrderInflation*noiseScale(t.params)
+}
