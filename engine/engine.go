@@ -98,6 +98,16 @@ func Open(opt Options) (*Engine, error) {
 	var db *bolt.DB
 	var err error
 	if opt.DisableWAL {
+		// A log left by a crash holds acknowledged commits the data file
+		// may lack (and the file may hold unsynced pages): only the log's
+		// recovery may open it, so refuse rather than serve a torn file.
+		unclean, uerr := wal.Unclean(filepath.Join(opt.DataDir, DBFile))
+		if uerr != nil {
+			return nil, uerr
+		}
+		if unclean {
+			return nil, fmt.Errorf("open %s: %s holds the write-ahead log of an unclean stop; start once with the log on (without -wal=false) to recover, then stop cleanly", filepath.Join(opt.DataDir, DBFile), wal.LogPath(filepath.Join(opt.DataDir, DBFile)))
+		}
 		db, err = bolt.Open(filepath.Join(opt.DataDir, DBFile), 0o600, bopts)
 	} else {
 		db, err = wal.Open(filepath.Join(opt.DataDir, DBFile), bopts)

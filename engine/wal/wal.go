@@ -187,6 +187,32 @@ func open(path string, opts *bolt.Options, h hooks) (*bolt.DB, error) {
 	return db, nil
 }
 
+// Unclean reports whether the log beside the bbolt file at path holds a
+// checkpoint, i.e. the last process using it did not close it: the data
+// file may then lack acknowledged commits or hold unsynced pages, and only
+// Open (which restores the checkpoint and replays) may open it. A missing
+// log is clean.
+func Unclean(path string) (bool, error) {
+	lp := LogPath(path)
+	f, err := os.Open(lp)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("wal: open %s: %w", lp, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("wal: %w", err)
+	}
+	sc, err := scan(f, st.Size())
+	if err != nil {
+		return false, err
+	}
+	return sc.ckpt != nil, nil
+}
+
 // Close checkpoints, empties the log (so that an older binary may open the
 // directory), drops the pin and closes bbolt. A db without a log is closed.
 func Close(db *bolt.DB) error {

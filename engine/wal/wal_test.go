@@ -589,3 +589,29 @@ func diff(got, want map[string]string) string {
 	}
 	return fmt.Sprint(out)
 }
+
+// TestUnclean: a log left open (a crash) is unclean, a closed one and a
+// missing one are clean — what engine.Open checks before opening the file
+// without the log.
+func TestUnclean(t *testing.T) {
+	small(t)
+	path := filepath.Join(t.TempDir(), "d.db")
+	if u, err := Unclean(path); err != nil || u {
+		t.Fatalf("no log: unclean %v, %v", u, err)
+	}
+	db, err := Open(path, testOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkBucket(t, db, bktT)
+	put(t, db, "k", "v")
+	if u, err := Unclean(path); err != nil || !u {
+		t.Fatalf("open log: unclean %v, %v; want true", u, err)
+	}
+	if err := Close(db); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := Unclean(path); err != nil || u {
+		t.Fatalf("closed log: unclean %v, %v; want false", u, err)
+	}
+}
