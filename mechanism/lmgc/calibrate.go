@@ -109,6 +109,12 @@ func noiseStrongConvexity(m, classes, dim int, a, s, epsObj, lo, noiseMargin flo
 	for !ok(hi) { // not reached: 𝒥(hi) ≤ 𝒥(lo) ≤ ρ_max·ε_obj; guards rounding
 		hi *= 2
 	}
+	return bisectUp(lo, hi, ok)
+}
+
+// bisectUp returns the safe (upper) end of a bisection of [lo, hi] for the
+// smallest x with ok(x), ok monotone and ok(hi) true; lo is never returned.
+func bisectUp(lo, hi float64, ok func(float64) bool) float64 {
 	for range 200 {
 		mid := lo + (hi-lo)/2
 		if mid <= lo || mid >= hi {

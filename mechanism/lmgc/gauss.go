@@ -45,18 +45,7 @@ func chiSquareEvenQuantile(k int, p float64) float64 {
 	for chiSquareEvenSurvival(k, hi) > p {                      // guards rounding
 		hi *= 2
 	}
-	for range 200 {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			break
-		}
-		if chiSquareEvenSurvival(k, mid) <= p {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi
+	return bisectUp(lo, hi, func(x float64) bool { return chiSquareEvenSurvival(k, x) <= p })
 }
 
 // gradientSubspaceDim is k = 2(C−1): the difference of two rows' loss
@@ -93,18 +82,7 @@ func gaussStrongConvexity(m, classes, dim int, a, s, epsObj, q, lo, noiseMargin 
 	for !ok(hi) {
 		lo, hi = hi, 2*hi
 	}
-	for range 200 {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			break
-		}
-		if ok(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi
+	return bisectUp(lo, hi, ok)
 }
 
 // calibrateGauss derives the calibration of the δ > 0 release: b ~ N(0, σ²I_m)
