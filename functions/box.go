@@ -70,6 +70,20 @@ func (b *boxStage) events(kind []budget.Event) ([]budget.Event, error) {
 	return b.split.Events(kind)
 }
 
+// planCharge returns the events to charge for the box plus the kind (whose own
+// events are kind) and plans the quantiles for n rows on the declared box:
+// everything public, before the charge.
+func (b *boxStage) planCharge(kind []budget.Event, n int, lo, hi []float64) ([]budget.Event, error) {
+	events, err := b.events(kind)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.planFor(n, lo, hi); err != nil {
+		return nil, err
+	}
+	return events, nil
+}
+
 // planFor (re)plans the quantiles for n rows on the declared box.
 func (b *boxStage) planFor(n int, lo, hi []float64) error {
 	if b == nil {

@@ -86,11 +86,8 @@ func (e *Env) planSVMTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	events, err := bst.events(tr.Events())
+	events, err := bst.planCharge(tr.Events(), cfg.N, cfg.Lo, cfg.Hi)
 	if err != nil {
-		return nil, err
-	}
-	if err := bst.planFor(cfg.N, cfg.Lo, cfg.Hi); err != nil {
 		return nil, err
 	}
 	hyper := svmHyper(tr)

@@ -54,11 +54,8 @@ func planGauss(kind string) planner {
 		if err != nil {
 			return nil, err
 		}
-		events, err := bst.events(tr.Events())
+		events, err := bst.planCharge(tr.Events(), cfg.N, cfg.Lo, cfg.Hi)
 		if err != nil {
-			return nil, err
-		}
-		if err := bst.planFor(cfg.N, cfg.Lo, cfg.Hi); err != nil {
 			return nil, err
 		}
 		c := tr.Config()
@@ -186,11 +183,8 @@ func planLogReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	events, err := bst.events(tr.Events())
+	events, err := bst.planCharge(tr.Events(), cfg.N, cfg.Lo, cfg.Hi)
 	if err != nil {
-		return nil, err
-	}
-	if err := bst.planFor(cfg.N, cfg.Lo, cfg.Hi); err != nil {
 		return nil, err
 	}
 	c := tr.Config()
