@@ -186,16 +186,11 @@ func calibrate(eps float64, n, classes, dim int, h, lambda, jacobianShare, noise
 	radius := epsOut * betaZ / 2
 	rb := samplingRadius(m, beta, eps) / t
 	r := radius + rb
-	smooth := float64(classes)*a + delta
-	g := math.Sqrt(float64(classes*(classes-1))) + lambda*math.Sqrt(float64(classes*(dim-1)))
-	r0 := perturbationNormBound(m, beta, eps) / t
-	gap := math.Min(g*g/delta, 2*startDataBound(classes, dim, h, lambda, r0))
-	return Calibration{
+	c := Calibration{
 		Dim:                 m,
 		Sensitivity:         s,
 		Curvature:           a,
 		StrongConvexity:     delta,
-		Smoothness:          smooth,
 		JacobianEpsilon:     jac,
 		PerturbationEpsilon: epsB,
 		OutputEpsilon:       epsOut,
@@ -206,11 +201,21 @@ func calibrate(eps float64, n, classes, dim int, h, lambda, jacobianShare, noise
 		SamplingRadius:      rb,
 		ReleaseRadius:       r,
 		OutputLaplaceScale:  math.Sqrt(float64(m)) * 2 * r / epsOut,
-		GradientBound:       g,
-		StartRadius:         r0,
-		StartGap:            gap,
-		Iterations:          iterationsForGap(gap, delta, smooth, radius/2),
 	}
+	c.setSolver(classes, dim, h, lambda, perturbationNormBound(m, beta, eps)/t)
+	return c
+}
+
+// setSolver fills the solver's geometry (§6), shared by the pure and the
+// Gaussian calibration: smoothness, the gradient bound, the start's radius
+// and gap, and the public iteration count that reaches Radius/2.
+func (c *Calibration) setSolver(classes, dim int, h, lambda, r0 float64) {
+	c.Smoothness = float64(classes)*c.Curvature + c.StrongConvexity
+	c.GradientBound = math.Sqrt(float64(classes*(classes-1))) + lambda*math.Sqrt(float64(classes*(dim-1)))
+	c.StartRadius = r0
+	c.StartGap = math.Min(c.GradientBound*c.GradientBound/c.StrongConvexity,
+		2*startDataBound(classes, dim, h, lambda, r0))
+	c.Iterations = iterationsForGap(c.StartGap, c.StrongConvexity, c.Smoothness, c.Radius/2)
 }
 
 // perturbationNormBound bounds ‖b̂‖ = β·‖ĥ‖·‖ĝ‖ on the typical region of

@@ -130,16 +130,11 @@ func calibrateGauss(eps, delta float64, n, classes, dim int, h, lambda, jacobian
 	}
 	rb := gaussSamplingRadius(m, sigma, eps) / t
 	r := radius + rb
-	smooth := float64(classes)*a + nDelta
-	g := math.Sqrt(float64(classes*(classes-1))) + lambda*math.Sqrt(float64(classes*(dim-1)))
-	r0 := gaussNormBound(m, sigma, eps) / t
-	gap := math.Min(g*g/nDelta, 2*startDataBound(classes, dim, h, lambda, r0))
-	return Calibration{
+	c := Calibration{
 		Dim:                 m,
 		Sensitivity:         s,
 		Curvature:           a,
 		StrongConvexity:     nDelta,
-		Smoothness:          smooth,
 		JacobianEpsilon:     jac,
 		PerturbationEpsilon: epsB,
 		OutputEpsilon:       epsOut,
@@ -150,16 +145,14 @@ func calibrateGauss(eps, delta float64, n, classes, dim int, h, lambda, jacobian
 		SamplingRadius:      rb,
 		ReleaseRadius:       r,
 		OutputLaplaceScale:  math.Sqrt(float64(m)) * 2 * r / epsOut,
-		GradientBound:       g,
-		StartRadius:         r0,
-		StartGap:            gap,
-		Iterations:          iterationsForGap(gap, nDelta, smooth, radius/2),
 		Gaussian:            true,
 		Delta:               delta,
 		PerturbationDelta:   deltaB,
 		OutputDelta:         deltaOut,
 		SubspaceQuantile:    q,
 	}
+	c.setSolver(classes, dim, h, lambda, gaussNormBound(m, sigma, eps)/t)
+	return c
 }
 
 // gaussNormBound bounds ‖b̂‖ = σ‖ĝ‖ on the typical region ‖g*‖² ≤
