@@ -537,25 +537,7 @@ func (q *dpAggQuery) rows(ctx *sql.Context, r *agg.Result) []sql.Row {
 			digits[i] = rem % len(q.keys[i].domain)
 			rem /= len(q.keys[i].domain)
 		}
-		row := make(sql.Row, len(q.outs))
-		for c, o := range q.outs {
-			var v any
-			switch o.kind {
-			case outKey:
-				v = q.keys[o.idx].domain[digits[o.idx]]
-			case outCount:
-				v = int64(r.Count[g])
-			case outSum:
-				v = r.Sum[o.idx][g]
-			case outAvg:
-				v = r.Avg[o.idx][g]
-			}
-			if cv, _, err := q.out[c].Type.Convert(ctx, v); err == nil {
-				v = cv
-			}
-			row[c] = v
-		}
-		out = append(out, row)
+		out = append(out, q.outRow(ctx, r, g, func(i int) any { return q.keys[i].domain[digits[i]] }))
 	}
 	return out
 }
@@ -627,27 +609,33 @@ func (q *dpAggQuery) selectRows(ctx *sql.Context, r *agg.Result) []sql.Row {
 		if err := json.Unmarshal([]byte(k), &labels); err != nil || len(labels) != len(q.keys) {
 			continue
 		}
-		row := make(sql.Row, len(q.outs))
-		for c, o := range q.outs {
-			var v any
-			switch o.kind {
-			case outKey:
-				v = labels[o.idx]
-			case outCount:
-				v = int64(r.Count[g])
-			case outSum:
-				v = r.Sum[o.idx][g]
-			case outAvg:
-				v = r.Avg[o.idx][g]
-			}
-			if cv, _, err := q.out[c].Type.Convert(ctx, v); err == nil {
-				v = cv
-			}
-			row[c] = v
-		}
-		out = append(out, row)
+		out = append(out, q.outRow(ctx, r, g, func(i int) any { return labels[i] }))
 	}
 	return out
+}
+
+// outRow is group g's result row: key i's value from key, the noisy
+// measurements from r, each converted to its output column's type.
+func (q *dpAggQuery) outRow(ctx *sql.Context, r *agg.Result, g int, key func(i int) any) sql.Row {
+	row := make(sql.Row, len(q.outs))
+	for c, o := range q.outs {
+		var v any
+		switch o.kind {
+		case outKey:
+			v = key(o.idx)
+		case outCount:
+			v = int64(r.Count[g])
+		case outSum:
+			v = r.Sum[o.idx][g]
+		case outAvg:
+			v = r.Avg[o.idx][g]
+		}
+		if cv, _, err := q.out[c].Type.Convert(ctx, v); err == nil {
+			v = cv
+		}
+		row[c] = v
+	}
+	return row
 }
 
 // compact restricts the scan to the referenced columns (keys, summed
