@@ -186,7 +186,13 @@ func readCSV(path string) (header []string, rows [][]string, err error) {
 }
 
 func loadShared(name string, classify bool, dataDir, repo string) (*dataset, error) {
-	return loadCSVSet(name, classify, dataDir, filepath.Join(repo, "testdata", "demo_catalog.json"))
+	ds, err := loadCSVSet(name, classify, dataDir, filepath.Join(repo, "testdata", "demo_catalog.json"))
+	if err == nil && strings.HasPrefix(ds.declared, repo) {
+		// The page names the catalog as the repository does, whatever
+		// -repo the tool was started with.
+		ds.declared = "testdata/demo_catalog.json"
+	}
+	return ds, err
 }
 
 // loadCSVSet reads dataDir/name.csv (header row, label last) and its
