@@ -67,6 +67,11 @@ func (r routedRows) LinearStats(db, table string, m functions.LinearMap, exact b
 	return r.my.LinearStats(db, table, m)
 }
 
+func (r routedRows) CentredLinearStats(db, table string, m functions.LinearMap, lo, hi float64, meanExact, exact bool,
+	centre func(float64, int64) (functions.LinearMap, error)) ([]float64, []float64, int64, bool, error) {
+	return r.my.CentredLinearStats(db, table, m, lo, hi, meanExact, exact, centre)
+}
+
 // Attached reports whether db.table lives on the backend (public: the
 // catalog's attach). [reg] linreg's bounds=auto keeps the pushed-down
 // public scaling there (functions.planLinReg).

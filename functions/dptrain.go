@@ -201,7 +201,7 @@ func (e *Env) autoKind(a trainArgs, delta float64) (string, string, error) {
 	} else {
 		classification = len(t.Labels) > 0
 	}
-	n, err := e.Store.RowCount(a.ref.db, a.ref.table)
+	n, err := e.rowCount(a.ref.ctx, a.ref)
 	if err != nil {
 		return "", "", fmt.Errorf("row count of %s: %w", a.ref.key, err)
 	}

@@ -177,7 +177,7 @@ func (e *Env) estimateTrain(ctx *sql.Context, args []any, kind string) (memEstim
 			}
 		}
 	}
-	n, err := e.Store.RowCount(ref.db, ref.table)
+	n, err := e.rowCount(ctx, ref)
 	if err != nil {
 		return memEstimate{}, false
 	}
@@ -244,6 +244,8 @@ func (e *Env) limited(name string, inner callFn) callFn {
 	return func(ctx *sql.Context, args []any) (any, error) {
 		rt := e.rt()
 		defer rt.releaseNames(ctx)
+		rt.beginCounts(ctx)
+		defer rt.endCounts(ctx)
 		if argsDryRun(args) {
 			// A dry run reads no rows: no memory to reserve or wait for.
 			return inner(ctx, args)

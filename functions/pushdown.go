@@ -3,6 +3,7 @@ package functions
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/linreg"
@@ -107,8 +108,9 @@ func (e *Env) pushCountOutside(ref tableRef, col string, lo, hi float64) (int64,
 
 // pushLSQ computes DP_LSQ's sufficient statistics on the backend (linear
 // kernel, planned by lsq.PlanPush) and releases them; with centring the
-// label mean is released first from the pushed-down shifted sum. The plan
-// is redone with the snapshot's n if it changed, as on the embedded path.
+// label mean is released first from the pushed-down shifted sum, in the
+// same snapshot as the statistics (CentredLinearStats). The plan is redone
+// with the snapshot's n if it changed, as on the embedded path.
 func (e *Env) pushLSQ(s *trainSpec, tr *lsq.Trainer, exact bool) (*mechanism.Model, bool, error) {
 	pd, ok := e.Store.(Pushdown)
 	cfg := tr.Config()
@@ -119,6 +121,10 @@ func (e *Env) pushLSQ(s *trainSpec, tr *lsq.Trainer, exact bool) (*mechanism.Mod
 	m := LinearMap{Features: s.features, Mul: mul, Add: add, Inv: inv, Intercept: intercept,
 		Label: s.label, LabelLo: cfg.LabelLo, LabelHi: cfg.LabelHi, Mid: mid, Half: half, LabelNull: labelNull}
 	mu := 0.0
+	var a, c []float64
+	var n int64
+	var pushed bool
+	var err error
 	if mean := tr.LabelMean(); mean != nil {
 		// With the fast statistics, the label mean as DOUBLE too when its
 		// any-order allowance costs at most MaxAnyOrderInflation of its
@@ -126,26 +132,30 @@ func (e *Env) pushLSQ(s *trainSpec, tr *lsq.Trainer, exact bool) (*mechanism.Mod
 		// planned n, ε, bounds); the DECIMAL sum costs ≈ 10 % of the plain
 		// aggregate, the DOUBLE one ≈ 2.5 % (docs/scale-out.md).
 		fastMean := !exact && tr.MeanAnyOrder()
-		sum, n, pushed, err := pd.ShiftedSum(s.ref.db, s.ref.table, s.label, mean.Lo, mean.Hi, !fastMean)
-		if !pushed {
-			return nil, false, nil
+		var meanErr error
+		centre := func(sum float64, n int64) (LinearMap, error) {
+			// Calibrated to this snapshot's n (public), at the planned ε.
+			if fastMean {
+				mu, meanErr = mean.ReleaseAnyOrderSum(sum, n)
+			} else {
+				mu, meanErr = mean.ReleaseShiftedSum(sum, n)
+			}
+			mc := m
+			mc.LabelShift = tr.LabelShift(mu)
+			mc.ShiftAlgebraic = tr.ShiftAlgebraic()
+			return mc, meanErr
 		}
-		if err != nil {
-			return nil, true, fmt.Errorf("aggregate %s: %w", s.ref.key, err)
-		}
-		// Calibrated to this snapshot's n (public), at the planned ε.
-		if fastMean {
-			mu, err = mean.ReleaseAnyOrderSum(sum, n)
+		if separateReads.Load() {
+			a, c, n, pushed, err = separateCentred(pd, s, m, mean.Lo, mean.Hi, !fastMean, exact, centre)
 		} else {
-			mu, err = mean.ReleaseShiftedSum(sum, n)
+			a, c, n, pushed, err = pd.CentredLinearStats(s.ref.db, s.ref.table, m, mean.Lo, mean.Hi, !fastMean, exact, centre)
 		}
-		if err != nil {
-			return nil, true, err
+		if meanErr != nil {
+			return nil, true, meanErr
 		}
-		m.LabelShift = tr.LabelShift(mu)
-		m.ShiftAlgebraic = tr.ShiftAlgebraic()
+	} else {
+		a, c, n, pushed, err = pd.LinearStats(s.ref.db, s.ref.table, m, exact)
 	}
-	a, c, n, pushed, err := pd.LinearStats(s.ref.db, s.ref.table, m, exact)
 	if !pushed {
 		// Only public facts (column kinds, bounds) refuse a statement; a
 		// mean computed above was not released.
@@ -166,4 +176,27 @@ func (e *Env) pushLSQ(s *trainSpec, tr *lsq.Trainer, exact bool) (*mechanism.Mod
 		model, err = tr.TrainSums(a, c, int(n), mu)
 	}
 	return model, true, err
+}
+
+// separateReads restores, for the must-fail variant of the engine's
+// TestScaleOutStatementsPerRelease, the reads before helper shard6: a row
+// count per use (memory estimate, kind=auto, plan) and the centring mean
+// in a snapshot of its own.
+var separateReads atomic.Bool
+
+// SetSeparateReadsForTest switches separateReads (tests only).
+func SetSeparateReadsForTest(on bool) { separateReads.Store(on) }
+
+// separateCentred is CentredLinearStats as two snapshots (separateReads).
+func separateCentred(pd Pushdown, s *trainSpec, m LinearMap, lo, hi float64, meanExact, exact bool,
+	centre func(float64, int64) (LinearMap, error)) ([]float64, []float64, int64, bool, error) {
+	sum, n, pushed, err := pd.ShiftedSum(s.ref.db, s.ref.table, s.label, lo, hi, meanExact)
+	if !pushed || err != nil {
+		return nil, nil, 0, pushed, err
+	}
+	mc, err := centre(sum, n)
+	if err != nil {
+		return nil, nil, 0, true, err
+	}
+	return pd.LinearStats(s.ref.db, s.ref.table, mc, exact)
 }

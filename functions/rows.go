@@ -38,6 +38,15 @@ type Pushdown interface {
 	// and rounds once, inside the embedded plan's allowance, at ≈ 30× the
 	// cost.
 	LinearStats(db, table string, m LinearMap, exact bool) (a, c []float64, n int64, ok bool, err error)
+	// CentredLinearStats reads, in one snapshot, ShiftedSum(m.Label, lo,
+	// hi, meanExact), hands its sum and n to centre (which releases the
+	// label mean and returns the map to use, m with its LabelShift and
+	// ShiftAlgebraic set), then LinearStats of that map (exact as
+	// there): DP_LSQ's centred release reads one data set, with one n.
+	// ok = false is decided from public facts (the column kinds, bounds)
+	// before anything is read.
+	CentredLinearStats(db, table string, m LinearMap, lo, hi float64, meanExact, exact bool,
+		centre func(sum float64, n int64) (LinearMap, error)) (a, c []float64, n int64, ok bool, err error)
 	// CountOutside returns the number of rows whose col is not NULL and
 	// lies outside [lo, hi] (dp_bounds' check of existing rows).
 	CountOutside(db, table, col string, lo, hi float64) (n int64, ok bool, err error)

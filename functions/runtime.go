@@ -20,6 +20,9 @@ type runtimeState struct {
 	gates map[*sql.Context]*gate
 	mem   *memPool
 	held  map[*sql.Context]*memTicket
+	// counts holds the row counts read by each running release call
+	// (rowCount): one COUNT(*) per table and call.
+	counts map[*sql.Context]*callCounts
 	// running counts compute goroutines, including those of killed
 	// releases that have not noticed yet.
 	running atomic.Int64
@@ -32,10 +35,11 @@ func (e *Env) RunningReleases() int { return int(e.rt().running.Load()) }
 func (e *Env) rt() *runtimeState {
 	e.rtOnce.Do(func() {
 		e.rtv = &runtimeState{
-			names: map[string]*sql.Context{},
-			gates: map[*sql.Context]*gate{},
-			mem:   newMemPool(e.MaxReleaseMemory),
-			held:  map[*sql.Context]*memTicket{},
+			names:  map[string]*sql.Context{},
+			gates:  map[*sql.Context]*gate{},
+			mem:    newMemPool(e.MaxReleaseMemory),
+			held:   map[*sql.Context]*memTicket{},
+			counts: map[*sql.Context]*callCounts{},
 		}
 	})
 	return e.rtv
@@ -163,4 +167,66 @@ func (e *Env) freeModelName(ctx *sql.Context, prefix string) string {
 			return name
 		}
 	}
+}
+
+// callCounts are the public row counts one release call has read, by
+// catalog key; depth counts nested calls on the same query (a release in
+// the arguments of another).
+type callCounts struct {
+	depth int
+	n     map[string]int64
+}
+
+// beginCounts starts sharing row counts among the reads of the call
+// running under ctx; endCounts ends it.
+func (rt *runtimeState) beginCounts(ctx *sql.Context) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	c := rt.counts[ctx]
+	if c == nil {
+		c = &callCounts{n: map[string]int64{}}
+		rt.counts[ctx] = c
+	}
+	c.depth++
+}
+
+func (rt *runtimeState) endCounts(ctx *sql.Context) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if c := rt.counts[ctx]; c != nil {
+		if c.depth--; c.depth <= 0 {
+			delete(rt.counts, ctx)
+		}
+	}
+}
+
+// rowCount returns the number of rows of ref, the public n a release
+// plans with before it charges. Within one release call it is read once
+// and shared by the memory estimate, kind=auto and the plan: on a backend
+// each read is a COUNT(*) scan of the table (≈ 2 % of a pushed-down
+// release's cost per read, docs/scale-out.md), and one value keeps the
+// three consistent. The release's own snapshot still reports its n, and
+// the mechanisms re-plan when it differs (owners wrote in between).
+func (e *Env) rowCount(ctx *sql.Context, ref tableRef) (int64, error) {
+	rt := e.rt()
+	var c *callCounts
+	if ctx != nil && !separateReads.Load() {
+		rt.mu.Lock()
+		c = rt.counts[ctx]
+		if c != nil {
+			if n, ok := c.n[ref.key]; ok {
+				rt.mu.Unlock()
+				return n, nil
+			}
+		}
+		rt.mu.Unlock()
+	}
+	n, err := e.Store.RowCount(ref.db, ref.table)
+	if err != nil || c == nil {
+		return n, err
+	}
+	rt.mu.Lock()
+	c.n[ref.key] = n
+	rt.mu.Unlock()
+	return n, nil
 }

@@ -126,7 +126,7 @@ func (e *Env) spec(ref tableRef, o options, classification bool) (trainSpec, err
 	if !classification {
 		s.reads = append(s.reads, t.ReadOf(s.label))
 	}
-	n, err := e.Store.RowCount(ref.db, ref.table)
+	n, err := e.rowCount(ref.ctx, ref)
 	if err != nil {
 		return s, fmt.Errorf("row count of %s: %w", ref.key, err)
 	}

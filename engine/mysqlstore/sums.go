@@ -62,30 +62,109 @@ func (b *Backend) ShiftedSum(db, name, col string, lo, hi float64, exact bool) (
 	if !ok {
 		return 0, 0, false, nil
 	}
-	names, kinds, err := t.columns([]string{col})
-	if err != nil || !numeric(kinds[0]) {
+	term, ok := meanTerm(t, col, lo, hi, exact)
+	if !ok {
 		return 0, 0, false, nil
-	}
-	w := hi - lo
-	// Terms lie in [0, w]: 10⁻⁸ ≤ w keeps the DECIMAL scale's 10⁻³⁰ far
-	// below a rounding of the term, w ≤ 10²⁰ keeps n·w inside 35 digits.
-	if !finite(lo, hi, w) || !(w >= 1e-8 && w <= 1e20) {
-		return 0, 0, false, nil
-	}
-	null := lo + (hi-lo)/2 // mechanism.Clip's NULL value, computed as it does
-	term := "CAST(" + clipExpr(names[0], null, lo, hi) + " - " + lit(lo) + " AS " + meanScale + ")"
-	if !exact {
-		// The same double per row (LEAST/GREATEST return an argument, the
-		// subtraction is one IEEE operation), summed as DOUBLE: the DECIMAL
-		// conversion is most of this statement's cost. Literals through
-		// rowLit (Spider re-prints them, see there).
-		term = "LEAST(GREATEST(COALESCE(" + quote(names[0]) + ", " + rowLit(null) + "), " + rowLit(lo) + "), " + rowLit(hi) + ") - " + rowLit(lo)
 	}
 	out, n, err := b.aggregate(t, []string{term})
 	if err != nil {
 		return 0, 0, true, err
 	}
 	return out[0], n, true, nil
+}
+
+// meanTerm is ShiftedSum's per-row term fl(clip(v) − lo); ok = false when
+// the column or the bounds do not allow it (public facts).
+func meanTerm(t *table, col string, lo, hi float64, exact bool) (string, bool) {
+	names, kinds, err := t.columns([]string{col})
+	if err != nil || !numeric(kinds[0]) {
+		return "", false
+	}
+	w := hi - lo
+	// Terms lie in [0, w]: 10⁻⁸ ≤ w keeps the DECIMAL scale's 10⁻³⁰ far
+	// below a rounding of the term, w ≤ 10²⁰ keeps n·w inside 35 digits.
+	if !finite(lo, hi, w) || !(w >= 1e-8 && w <= 1e20) {
+		return "", false
+	}
+	null := lo + (hi-lo)/2 // mechanism.Clip's NULL value, computed as it does
+	if !exact {
+		// The same double per row (LEAST/GREATEST return an argument, the
+		// subtraction is one IEEE operation), summed as DOUBLE: the DECIMAL
+		// conversion is most of this statement's cost. Literals through
+		// rowLit (Spider re-prints them, see there).
+		return "LEAST(GREATEST(COALESCE(" + quote(names[0]) + ", " + rowLit(null) + "), " + rowLit(lo) + "), " + rowLit(hi) + ") - " + rowLit(lo), true
+	}
+	return "CAST(" + clipExpr(names[0], null, lo, hi) + " - " + lit(lo) + " AS " + meanScale + ")", true
+}
+
+// CentredLinearStats implements functions.Pushdown: the label mean's sum
+// (ShiftedSum's statement), then the statistics of the map centre returns
+// (LinearStats or LinearStatsExact), on one connection in one snapshot.
+// Whether both statements can be written is decided from public facts
+// before anything is read (the map with LabelShift 0); a map centre
+// returns that cannot be written (|LabelShift| > 10³⁰¹, impossible with
+// bounds within ±10³⁰⁰) ends the snapshot with ok = false.
+func (b *Backend) CentredLinearStats(db, name string, m functions.LinearMap, lo, hi float64, meanExact, exact bool,
+	centre func(sum float64, n int64) (functions.LinearMap, error)) ([]float64, []float64, int64, bool, error) {
+	t, ok := b.lookup(db, name)
+	if !ok {
+		return nil, nil, 0, false, nil
+	}
+	term, ok := meanTerm(t, m.Label, lo, hi, meanExact)
+	if !ok {
+		return nil, nil, 0, false, nil
+	}
+	m.LabelShift, m.ShiftAlgebraic = 0, false
+	if _, _, ok := statsParts(t, m, exact); !ok {
+		return nil, nil, 0, false, nil
+	}
+	var a, c []float64
+	var n int64
+	pushed := true
+	err := b.snapshot(context.Background(), func(conn *sql.Conn) error {
+		out, nMean, err := b.runParts(conn, t, []aggPart{{terms: []string{term}}})
+		if err != nil {
+			return err
+		}
+		mc, err := centre(out[0], nMean)
+		if err != nil {
+			return err
+		}
+		parts, asm, ok := statsParts(t, mc, exact)
+		if !ok {
+			pushed = false
+			return nil
+		}
+		if out, n, err = b.runParts(conn, t, parts); err != nil {
+			return err
+		}
+		a, c = asm(out, n)
+		return nil
+	})
+	if !pushed {
+		return nil, nil, 0, false, nil
+	}
+	if err != nil {
+		return nil, nil, 0, true, err
+	}
+	return a, c, n, true, nil
+}
+
+// statsParts returns the statements of LinearStats (exact = false: the
+// in-box split) or LinearStatsExact and how their sums become A and c.
+func statsParts(t *table, m functions.LinearMap, exact bool) ([]aggPart, func([]float64, int64) ([]float64, []float64), bool) {
+	if exact {
+		terms, f, ok := linearTerms(t, m)
+		if !ok {
+			return nil, nil, false
+		}
+		return []aggPart{{terms: terms}}, func(out []float64, _ int64) ([]float64, []float64) { return exactAssemble(out, f) }, true
+	}
+	fs, ok := linearFast(t, m)
+	if !ok {
+		return nil, nil, false
+	}
+	return fs.parts(true), fs.assemble, true
 }
 
 // LinearStats implements functions.Pushdown with the fast statement
@@ -139,7 +218,14 @@ func (b *Backend) LinearStatsExact(db, name string, m functions.LinearMap) ([]fl
 	if err != nil {
 		return nil, nil, 0, true, err
 	}
-	a, c := make([]float64, f*f), make([]float64, f)
+	a, c := exactAssemble(out, f)
+	return a, c, n, true, nil
+}
+
+// exactAssemble turns the exact statement's sums (linearTerms' order) into
+// A (F×F, both triangles) and c.
+func exactAssemble(out []float64, f int) (a, c []float64) {
+	a, c = make([]float64, f*f), make([]float64, f)
 	i := 0
 	for j := 0; j < f; j++ {
 		for k := j; k < f; k++ {
@@ -148,7 +234,7 @@ func (b *Backend) LinearStatsExact(db, name string, m functions.LinearMap) ([]fl
 		}
 	}
 	copy(c, out[i:])
-	return a, c, n, true, nil
+	return a, c
 }
 
 // LinearStatsQuery returns the aggregate statements LinearStats sends
@@ -608,6 +694,21 @@ func (b *Backend) aggregate(t *table, terms []string) ([]float64, int64, error) 
 // term, the exact sum of their sums rounded to float64 once, and the sum
 // of their counts.
 func (b *Backend) aggregateParts(t *table, parts []aggPart) ([]float64, int64, error) {
+	var out []float64
+	var n int64
+	err := b.snapshot(context.Background(), func(c *sql.Conn) error {
+		var err error
+		out, n, err = b.runParts(c, t, parts)
+		return err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, n, nil
+}
+
+// runParts is aggregateParts on a connection whose snapshot is open.
+func (b *Backend) runParts(c *sql.Conn, t *table, parts []aggPart) ([]float64, int64, error) {
 	nt := len(parts[0].terms)
 	sums := make([]*big.Rat, nt)
 	for i := range sums {
@@ -621,49 +722,43 @@ func (b *Backend) aggregateParts(t *table, parts []aggPart) ([]float64, int64, e
 	for i := range raw {
 		dest[i+1] = &raw[i]
 	}
-	err := b.snapshot(context.Background(), func(c *sql.Conn) error {
-		for _, p := range parts {
-			if len(p.terms) != nt {
-				return fmt.Errorf("aggregate over %s: parts with %d and %d terms", t.from(), nt, len(p.terms))
+	for _, p := range parts {
+		if len(p.terms) != nt {
+			return nil, 0, fmt.Errorf("aggregate over %s: parts with %d and %d terms", t.from(), nt, len(p.terms))
+		}
+		rows, err := c.QueryContext(context.Background(), p.sql(t))
+		if err != nil {
+			return nil, 0, b.fail("aggregate over "+t.from(), err)
+		}
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return nil, 0, b.fail("aggregate over "+t.from(), err)
 			}
-			rows, err := c.QueryContext(context.Background(), p.sql(t))
-			if err != nil {
-				return b.fail("aggregate over "+t.from(), err)
-			}
-			for rows.Next() {
-				if err := rows.Scan(dest...); err != nil {
+			total += n
+			row := make([]*big.Rat, nt)
+			for i, r := range raw {
+				row[i] = new(big.Rat)
+				if !r.Valid {
+					continue // SUM of no rows
+				}
+				if _, ok := row[i].SetString(r.String); !ok {
 					rows.Close()
-					return b.fail("aggregate over "+t.from(), err)
-				}
-				total += n
-				row := make([]*big.Rat, nt)
-				for i, r := range raw {
-					row[i] = new(big.Rat)
-					if !r.Valid {
-						continue // SUM of no rows
-					}
-					if _, ok := row[i].SetString(r.String); !ok {
-						rows.Close()
-						return fmt.Errorf("%w: aggregate over %s: unparsable sum %q", functions.ErrBackend, t.from(), r.String)
-					}
-				}
-				if p.fix != nil {
-					p.fix.apply(row, n)
-				}
-				for i, v := range row {
-					sums[i].Add(sums[i], v)
+					return nil, 0, fmt.Errorf("%w: aggregate over %s: unparsable sum %q", functions.ErrBackend, t.from(), r.String)
 				}
 			}
-			err = rows.Err()
-			rows.Close()
-			if err != nil {
-				return b.fail("aggregate over "+t.from(), err)
+			if p.fix != nil {
+				p.fix.apply(row, n)
+			}
+			for i, v := range row {
+				sums[i].Add(sums[i], v)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, 0, err
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, 0, b.fail("aggregate over "+t.from(), err)
+		}
 	}
 	out := make([]float64, nt)
 	for i, v := range sums {
