@@ -55,13 +55,14 @@ type refinePlan struct {
 
 // refineSensitivity bounds the ℓ₂ distance between the computed gradients
 // of replace-one neighbours with n rows: each row adds fl(x̂ᵢ·r̂ᵢ) with
-// ‖x̂ᵢ‖ ≤ κ̂ and r̂ᵢ ∈ [−τ, τ] exactly (clip), so a term has norm ≤ κ̂τ(1 + u)
-// and neighbours' exact sums of computed terms differ by at most twice that;
-// the sequential sum errs by at most γ_{n+1}·Σᵢ‖termᵢ‖ ≤ γ_{n+1}·n·κ̂τ(1 + u)
+// ‖x̂ᵢ‖ ≤ κ̂ and r̂ᵢ ∈ [−τ, τ] exactly (clip), so a term has norm ≤ κ̂τ(1 + 2u)
+// (1 + u would round to 1) and neighbours' exact sums of
+// computed terms differ by at most twice that;
+// the sequential sum errs by at most γ_{n+1}·Σᵢ‖termᵢ‖ ≤ γ_{n+1}·n·κ̂τ(1 + 2u)
 // on each side (Higham, Lemma 3.1), and underflowing products by 2⁻¹⁰⁷⁴
 // each (counted as in roundingBounds).
 func refineSensitivity(n int, tau float64) float64 {
-	term := kappaHat * tau * (1 + unitRoundoff)
+	term := kappaHat * tau * (1 + 2*unitRoundoff)
 	uf := float64(n+2) * underflowUnit * 2048
 	return 2*term + 2*(gamma(float64(n)+1)*float64(n)*term+uf)
 }
@@ -114,49 +115,71 @@ func (t *Trainer) residualGradient(X [][]float64, y []float64, clip *privClip, t
 	return g
 }
 
-// refine runs the planned gradient steps from θ₀ (AdaSSP's estimate). H is
-// the released XᵀX̂ + λI with every eigenvalue raised to the floor (as §6);
-// each step's direction H⁻¹g̃ is post-processing of the releases. If H's
-// eigensolver fails (never observed) the steps use H = floor·I. The result
-// is finite: a non-finite step is dropped (a function of released values).
+// refine runs the planned gradient steps from θ₀ (AdaSSP's estimate):
+// release g̃_t = g(θ_t) + noise, then θ_{t+1} = θ_t + η·H⁻¹g̃_t, where H is
+// the released XᵀX̂ + λI with every eigenvalue raised to the floor (as §6).
+// θ_t is a function of earlier releases only (adaptive composition).
 func (t *Trainer) refine(r noisy, lambda float64, theta0 []float64, X [][]float64, y []float64, clip *privClip) ([]float64, error) {
 	p := t.ref
-	f := t.f
-	floor := t.floor * t.noiseNorm
-	m := mat.NewSymDense(f, nil)
-	m.CopySym(r.a)
-	for j := 0; j < f; j++ {
-		m.SetSym(j, j, m.At(j, j)+lambda)
-	}
-	vecs, inv := floorInverse(m, floor)
+	h := t.refineSolver(r, lambda)
 	theta := append([]float64(nil), theta0...)
 	for s := 0; s < p.steps; s++ {
 		g := t.residualGradient(X, y, clip, theta, p.tau)
-		if err := noise.AddGaussianVec(g, p.sigma); err != nil {
-			return nil, fmt.Errorf("linreg: refinement noise: %w", err)
+		if err := t.addRefineNoise(g); err != nil {
+			return nil, err
 		}
-		next := append([]float64(nil), theta...)
-		for k := 0; k < f; k++ {
-			var proj float64
-			for j := 0; j < f; j++ {
-				proj += vecs.At(j, k) * g[j]
-			}
-			proj *= p.step * inv[k]
-			for j := 0; j < f; j++ {
-				next[j] += proj * vecs.At(j, k)
-			}
-		}
-		ok := true
-		for _, v := range next {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				ok = false
-			}
-		}
-		if ok {
-			theta = next
-		}
+		theta = h.step(theta, g, p.step)
 	}
 	return theta, nil
+}
+
+// addRefineNoise is one gradient release's noise (discrete Gaussian σ_g).
+func (t *Trainer) addRefineNoise(g []float64) error {
+	if err := noise.AddGaussianVec(g, t.ref.sigma); err != nil {
+		return fmt.Errorf("linreg: refinement noise: %w", err)
+	}
+	return nil
+}
+
+// refineSolver is H⁻¹ as eigenvectors and floored reciprocal eigenvalues.
+type refineSolver struct {
+	vecs *mat.Dense
+	inv  []float64
+}
+
+// refineSolver builds H from the released XᵀX̂ + λI and the floor
+// (post-processing). If the eigensolver fails (never observed) H = floor·I.
+func (t *Trainer) refineSolver(r noisy, lambda float64) refineSolver {
+	m := mat.NewSymDense(t.f, nil)
+	m.CopySym(r.a)
+	for j := 0; j < t.f; j++ {
+		m.SetSym(j, j, m.At(j, j)+lambda)
+	}
+	vecs, inv := floorInverse(m, t.floor*t.noiseNorm)
+	return refineSolver{vecs: vecs, inv: inv}
+}
+
+// step returns θ + η·H⁻¹g; a non-finite result is dropped (θ is kept), a
+// function of released values only.
+func (h refineSolver) step(theta, g []float64, eta float64) []float64 {
+	f := len(theta)
+	next := append([]float64(nil), theta...)
+	for k := 0; k < f; k++ {
+		var proj float64
+		for j := 0; j < f; j++ {
+			proj += h.vecs.At(j, k) * g[j]
+		}
+		proj *= eta * h.inv[k]
+		for j := 0; j < f; j++ {
+			next[j] += proj * h.vecs.At(j, k)
+		}
+	}
+	for _, v := range next {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return append([]float64(nil), theta...)
+		}
+	}
+	return next
 }
 
 // floorInverse returns the eigenvectors of m and the reciprocals of its
@@ -206,4 +229,15 @@ func (t *Trainer) planRefineShare(g *gaussPlan, share float64, steps int, tau, s
 	t.params["sigma_refine"] = ref.sigma
 	t.params["gaussian_ratio_refine"] = ref.totalRatio
 	return nil
+}
+
+// setNoiseNorm sets E and the λ-statistic's margin from the Gaussian plan
+// (after a re-split of the stage's ratio).
+func (t *Trainer) setNoiseNorm() {
+	f := float64(t.f)
+	t.noiseNorm = t.gauss.sigmaA * (math.Sqrt(2*f) + math.Sqrt(2*math.Log(1/Failure)))
+	t.margin = t.gauss.sigmaL * normalQuantile(1-Failure)
+	t.params["sigma_xx"], t.params["sigma_xy"], t.params["sigma_lambda"] = t.gauss.sigmaA, t.gauss.sigmaC, t.gauss.sigmaL
+	t.params["gaussian_ratio"] = t.gauss.ratio
+	t.params["noise_norm"] = t.noiseNorm
 }
