@@ -251,6 +251,12 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 						return nil, fmt.Errorf("linreg: %w", err)
 					}
 				}
+				// §15: a share of AdaSSP's r² buys gradient steps after it.
+				if useRefine(d) {
+					if err := t.planRefineShare(&g, RefineShare, RefineSteps, RefineClip, RefineStep); err != nil {
+						return nil, fmt.Errorf("linreg: %w", err)
+					}
+				}
 			}
 		}
 		t.gauss = &g

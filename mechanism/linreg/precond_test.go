@@ -59,11 +59,16 @@ func TestPrecondRule(t *testing.T) {
 		}
 		r := math.Sqrt(R*R-eq) * (1 - 1e-12)
 		r1, r2 := tr.pre.ratio, tr.gauss.ratio
+		if tr.ref != nil { // §15 takes RefineShare of the rest
+			if !near(r2*r2, (1-RefineShare)*(1-PrecondShare)*r*r, 1e-9) {
+				t.Fatalf("r₂² = %v, want %v", r2*r2, (1-RefineShare)*(1-PrecondShare)*r*r)
+			}
+		}
 		if !near(r1*r1, PrecondShare*r*r, 1e-12) {
 			t.Fatalf("r₁² = %v, want %v", r1*r1, PrecondShare*r*r)
 		}
-		if tot := r1*r1 + r2*r2 + eq; tot > R*R || tot < R*R*(1-1e-9) {
-			t.Fatalf("r₁² + r₂² + ε_q² = %v, want R² = %v", tot, R*R)
+		if tot := stageRatio2(tr) + eq; tot > R*R || tot < R*R*(1-1e-9) {
+			t.Fatalf("r₁² + r₂² + r_ref² + ε_q² = %v, want R² = %v", tot, R*R)
 		}
 		ev := tr.Events()
 		if len(ev) != 1 || ev[0].Ratio != R || ev[0].Epsilon != c.eps || ev[0].Delta != c.delta {

@@ -40,7 +40,14 @@ const (
 	RefineClip = 0.5
 	// RefineStep is η, the step length along H⁻¹g.
 	RefineStep = 1.0
+	// RefineMinFeatures is the smallest d that is refined (the measured
+	// range is d ∈ {10, 50}).
+	RefineMinFeatures = 10
 )
+
+// useRefine is the public rule for a private-bounds plan with one zCDP
+// event: refine from RefineMinFeatures features on.
+func useRefine(d int) bool { return d >= RefineMinFeatures }
 
 // refinePlan is the calibration of the gradient releases: steps releases of
 // F coordinates, each with discrete Gaussian noise sigma (ratio each, all
@@ -51,6 +58,7 @@ type refinePlan struct {
 	sigma      float64
 	ratio      float64 // per step
 	totalRatio float64 // √steps·ratio
+	stage      float64 // the stage ratio r split between AdaSSP and the steps
 }
 
 // refineSensitivity bounds the ℓ₂ distance between the computed gradients
@@ -223,6 +231,7 @@ func (t *Trainer) planRefineShare(g *gaussPlan, share float64, steps int, tau, s
 		return err
 	}
 	*g = g2
+	ref.stage = r
 	t.ref = &ref
 	t.params["refine_steps"] = float64(steps)
 	t.params["refine_clip"] = tau
@@ -240,4 +249,23 @@ func (t *Trainer) setNoiseNorm() {
 	t.params["sigma_xx"], t.params["sigma_xy"], t.params["sigma_lambda"] = t.gauss.sigmaA, t.gauss.sigmaC, t.gauss.sigmaL
 	t.params["gaussian_ratio"] = t.gauss.ratio
 	t.params["noise_norm"] = t.noiseNorm
+}
+
+// withoutRefine returns a copy of the plan whose AdaSSP stage has the whole
+// ratio r the refinement shared (r_ssp² + r_ref² ≤ r²: the same one event).
+// TrainVariants uses it: its variants are post-processings of ONE release,
+// and gradient steps from each variant's θ would be further releases.
+func (t *Trainer) withoutRefine() (*Trainer, error) {
+	c := *t
+	g, err := planGaussianRatio(t.ref.stage, t.cfg.Epsilon, t.cfg.Delta, t.cfg.N, t.f, t.depth(), Kappa)
+	if err != nil {
+		return nil, fmt.Errorf("linreg: %w", err)
+	}
+	c.gauss, c.ref = &g, nil
+	c.params = t.Params()
+	for _, k := range []string{"refine_steps", "refine_clip", "sigma_refine", "gaussian_ratio_refine"} {
+		delete(c.params, k)
+	}
+	c.setNoiseNorm()
+	return &c, nil
 }

@@ -26,6 +26,19 @@ func refineTrainer(t testing.TB, cfg Config) *Trainer {
 	return tr
 }
 
+// stageRatio2 is the squared ratio of the whole Gaussian stage: AdaSSP's
+// plus §12's first stage plus §15's gradient steps (zCDP adds them).
+func stageRatio2(tr *Trainer) float64 {
+	r2 := tr.gauss.ratio * tr.gauss.ratio
+	if tr.pre != nil {
+		r2 += tr.pre.ratio * tr.pre.ratio
+	}
+	if tr.ref != nil {
+		r2 += tr.ref.totalRatio * tr.ref.totalRatio
+	}
+	return r2
+}
+
 // TestRefineScales: the gradient releases' scale is exactly the
 // derivation's, σ_g = Δ_g/r_g with Δ_g = 2κ̂τ(1 + 2u)(1 + n·γ_{n+1}) (+ the
 // underflow term) and r_g = r_ref/√T; r_ref² = RefineShare·r² and AdaSSP is
@@ -91,6 +104,40 @@ func TestRefineScales(t *testing.T) {
 	}{{1, 0, 0.5}, {1, 2, 0}, {1e-7, 2, 0.5}} {
 		if _, err := planRefine(bad.r, bad.steps, bad.tau, 1, 100); err == nil {
 			t.Fatalf("planRefine(%+v) accepted", bad)
+		}
+	}
+}
+
+// TestRefineRule: the public rule refines private-bounds plans with one
+// zCDP event (δ > 0) and d ≥ RefineMinFeatures; δ = 0, the declared boxes,
+// the basic-composition branch and d < 10 keep AdaSSP alone. The model
+// records the steps.
+func TestRefineRule(t *testing.T) {
+	for _, c := range []struct {
+		d, n       int
+		eps, delta float64
+		bounds     string
+		want       bool
+	}{
+		{50, 10000, 1, 1e-6, BoundsAuto, true},
+		{10, 10000, 1, 1e-6, BoundsAuto, true},   // with §13's box
+		{10, 1000, 10, 1e-5, BoundsAuto, true},   // n·ε = 10⁴
+		{50, 10000, 0.1, 1e-6, BoundsAuto, true}, // n·ε = 1000
+		{9, 100000, 1, 1e-6, BoundsAuto, false},
+		{10, 1000, 0.1, 1e-6, BoundsAuto, false}, // intercept-only (§14)
+		{10, 1000, 0.5, 1e-6, BoundsAuto, false}, // label centre, declared boxes
+		{10, 1000, 1e4, 1e-6, BoundsPrivate, false},
+		{50, 10000, 1, 1e-6, BoundsPublic, false},
+		{50, 10000, 1, 0, BoundsPrivate, false},
+	} {
+		cfg := privateConfig(c.d, c.n, c.eps, c.delta)
+		cfg.Bounds = c.bounds
+		tr := mustPlan(t, cfg)
+		if got := tr.ref != nil; got != c.want {
+			t.Fatalf("%+v: refine %v, want %v", c, got, c.want)
+		}
+		if _, ok := tr.params["refine_steps"]; ok != c.want {
+			t.Fatalf("%+v: params %v", c, tr.params)
 		}
 	}
 }
