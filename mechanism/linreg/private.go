@@ -120,6 +120,9 @@ func (t *Trainer) ClipRule() string {
 	if t.pre != nil {
 		rule += fmt.Sprintf("features preconditioned by a private first-stage covariance (ratio %.4g, flattens its spikes); ", t.pre.ratio)
 	}
+	if t.ref != nil {
+		rule += fmt.Sprintf("then %d noisy gradient steps on the residuals clipped to %g (ratio %.4g in all) preconditioned by the released XᵀX; ", t.ref.steps, t.ref.tau, t.ref.totalRatio)
+	}
 	if t.params["joint_zcdp"] == 1 {
 		return rule + fmt.Sprintf("quantiles and AdaSSP accounted as one zCDP event of ratio %.4g (AdaSSP ratio %.4g)", t.params["gaussian_ratio_total"], t.params["gaussian_ratio"])
 	}
