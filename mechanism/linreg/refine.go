@@ -3,6 +3,7 @@ package linreg
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -62,22 +63,24 @@ type refinePlan struct {
 }
 
 // refineSensitivity bounds the ℓ₂ distance between the computed gradients
-// of replace-one neighbours with n rows: each row adds fl(x̂ᵢ·r̂ᵢ) with
-// ‖x̂ᵢ‖ ≤ κ̂ and r̂ᵢ ∈ [−τ, τ] exactly (clip), so a term has norm ≤ κ̂τ(1 + 2u)
-// (1 + u would round to 1) and neighbours' exact sums of
-// computed terms differ by at most twice that;
-// the sequential sum errs by at most γ_{n+1}·Σᵢ‖termᵢ‖ ≤ γ_{n+1}·n·κ̂τ(1 + 2u)
-// on each side (Higham, Lemma 3.1), and underflowing products by 2⁻¹⁰⁷⁴
-// each (counted as in roundingBounds).
-func refineSensitivity(n int, tau float64) float64 {
+// of replace-one neighbours with n rows summed by at most workers
+// goroutines: each row adds fl(x̂ᵢ·r̂ᵢ) with ‖x̂ᵢ‖ ≤ κ̂ and r̂ᵢ ∈ [−τ, τ]
+// exactly (clip), so a term has norm ≤ κ̂τ(1 + 2u) (1 + u would round to 1)
+// and neighbours' exact sums of computed terms differ by at most twice
+// that; each worker sums its rows in order and the partial sums are added
+// in a fixed order, a chain of at most n + workers additions, so the sum
+// errs by at most γ_{n+W+1}·Σᵢ‖termᵢ‖ ≤ γ_{n+W+1}·n·κ̂τ(1 + 2u) on each side
+// (Higham, Lemma 3.1), and underflowing products by 2⁻¹⁰⁷⁴ each (counted as
+// in roundingBounds).
+func refineSensitivity(n, workers int, tau float64) float64 {
 	term := kappaHat * tau * (1 + 2*unitRoundoff)
 	uf := float64(n+2) * underflowUnit * 2048
-	return 2*term + 2*(gamma(float64(n)+1)*float64(n)*term+uf)
+	return 2*term + 2*(gamma(float64(n+workers)+1)*float64(n)*term+uf)
 }
 
 // planRefine calibrates steps gradient releases of joint ratio r (zCDP:
 // each step ratio r/√steps, ½r² in all) for residual clip tau.
-func planRefine(r float64, steps int, tau, step float64, n int) (refinePlan, error) {
+func planRefine(r float64, steps int, tau, step float64, n, workers int) (refinePlan, error) {
 	if steps < 1 || !(tau > 0) || !(step > 0) {
 		return refinePlan{}, fmt.Errorf("refinement needs steps ≥ 1, tau > 0 and step > 0, got %d, %v, %v", steps, tau, step)
 	}
@@ -86,7 +89,7 @@ func planRefine(r float64, steps int, tau, step float64, n int) (refinePlan, err
 		return refinePlan{}, fmt.Errorf("refinement ratio %v is below the Gaussian sampler's minimum", per)
 	}
 	p := refinePlan{steps: steps, tau: tau, step: step, ratio: per, totalRatio: per * math.Sqrt(float64(steps))}
-	p.sigma = refineSensitivity(n, tau) / per
+	p.sigma = refineSensitivity(n, workers, tau) / per
 	if err := noise.AddGaussianVec(nil, p.sigma); err != nil {
 		return refinePlan{}, fmt.Errorf("refinement noise: %w", err)
 	}
@@ -95,32 +98,52 @@ func planRefine(r float64, steps int, tau, step float64, n int) (refinePlan, err
 
 // residualGradient returns Σᵢ xᵢ·clip(y″ᵢ − xᵢᵀθ, −τ, τ) over the rows
 // mapped exactly as the statistics pass maps them (declared or released
-// box, radii, preconditioner), summed sequentially (the order the
-// sensitivity bound covers). A NaN residual (from an overflowing xᵀθ)
-// counts as 0, still within [−τ, τ].
+// box, radii, preconditioner). Up to t.workers goroutines sum contiguous
+// row ranges in order and their sums are added in a fixed order (the
+// chain refineSensitivity covers). A NaN residual (from an overflowing
+// xᵀθ) counts as 0, still within [−τ, τ].
 func (t *Trainer) residualGradient(X [][]float64, y []float64, clip *privClip, theta []float64, tau float64) []float64 {
 	prep := t.prep
 	if clip != nil && clip.prep != nil {
 		prep = *clip.prep
 	}
-	g := make([]float64, t.f)
-	row := make([]float64, t.f)
-	for i, x := range X {
-		prep.Transform(row, x)
-		yv := labelUnit(y[i], t.cfg.LabelLo, t.cfg.LabelHi)
-		if clip != nil {
-			yv = clip.apply(row, yv)
-		}
-		var p float64
-		for j, v := range row {
-			p += v * theta[j]
-		}
-		r := mechanism.Clip(yv-p, -tau, tau)
-		for j, v := range row {
-			g[j] += v * r
+	n := len(X)
+	w := min(t.workers, max(n/minRowsPerWorker, 1))
+	parts := make([][]float64, w)
+	var wg sync.WaitGroup
+	for k := range parts {
+		from, to := k*n/w, (k+1)*n/w
+		g := make([]float64, t.f)
+		parts[k] = g
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			row := make([]float64, t.f)
+			for i := from; i < to; i++ {
+				prep.Transform(row, X[i])
+				yv := labelUnit(y[i], t.cfg.LabelLo, t.cfg.LabelHi)
+				if clip != nil {
+					yv = clip.apply(row, yv)
+				}
+				var p float64
+				for j, v := range row {
+					p += v * theta[j]
+				}
+				r := mechanism.Clip(yv-p, -tau, tau)
+				for j, v := range row {
+					g[j] += v * r
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([]float64, t.f)
+	for _, g := range parts {
+		for j, v := range g {
+			out[j] += v
 		}
 	}
-	return g
+	return out
 }
 
 // refine runs the planned gradient steps from θ₀ (AdaSSP's estimate):
@@ -222,7 +245,7 @@ func (t *Trainer) planRefineShare(g *gaussPlan, share float64, steps int, tau, s
 		return fmt.Errorf("refinement share must be in (0, 1), got %v", share)
 	}
 	r := g.ratio
-	ref, err := planRefine(math.Sqrt(share)*r, steps, tau, step, t.cfg.N)
+	ref, err := planRefine(math.Sqrt(share)*r, steps, tau, step, t.cfg.N, t.workers)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ func stageRatio2(tr *Trainer) float64 {
 }
 
 // TestRefineScales: the gradient releases' scale is exactly the
-// derivation's, σ_g = Δ_g/r_g with Δ_g = 2κ̂τ(1 + 2u)(1 + n·γ_{n+1}) (+ the
+// derivation's, σ_g = Δ_g/r_g with Δ_g = 2κ̂τ(1 + 2u)(1 + n·γ_{n+W+1}) (+ the
 // underflow term) and r_g = r_ref/√T; r_ref² = RefineShare·r² and AdaSSP is
 // the plan of ratio r_ssp = √(1 − RefineShare)·r, so r_ref² + r_ssp² ≤ r²
 // (one zCDP event, unchanged).
@@ -80,7 +80,7 @@ func TestRefineScales(t *testing.T) {
 		}
 		n := float64(c.n)
 		term := kappaHat * RefineClip * (1 + 0x1p-52)
-		sens := 2*term + 2*(gamma(n+1)*n*term+float64(c.n+2)*underflowUnit*2048)
+		sens := 2*term + 2*(gamma(float64(c.n+tr.workers)+1)*n*term+float64(c.n+2)*underflowUnit*2048)
 		if want := sens / p.ratio; p.sigma != want {
 			t.Fatalf("%+v: σ_g = %v, want %v", c, p.sigma, want)
 		}
@@ -102,7 +102,7 @@ func TestRefineScales(t *testing.T) {
 		steps int
 		tau   float64
 	}{{1, 0, 0.5}, {1, 2, 0}, {1e-7, 2, 0.5}} {
-		if _, err := planRefine(bad.r, bad.steps, bad.tau, 1, 100); err == nil {
+		if _, err := planRefine(bad.r, bad.steps, bad.tau, 1, 100, 2); err == nil {
 			t.Fatalf("planRefine(%+v) accepted", bad)
 		}
 	}
@@ -177,7 +177,7 @@ func TestRefineSensitivity(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	for _, d := range []int{3, 8} {
 		tr := refineTrainer(t, privateConfig(d, 5, 1, 1e-6))
-		bound := refineSensitivity(5, tr.ref.tau)
+		bound := refineSensitivity(5, tr.workers, tr.ref.tau)
 		base := dataset{y: []float64{0.01, -0.02, 0, 0.01, 0.3}}
 		for i := 0; i < 5; i++ {
 			base.x = append(base.x, randBall(rng, d, 0.5))
@@ -319,7 +319,7 @@ func refineStepSampler(t testing.TB, sigmaDiv float64) audit.Sampler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := planRefine(1/unit, 1, RefineClip, 1, 2)
+	p, err := planRefine(1/unit, 1, RefineClip, 1, 2, tr.workers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,4 +431,26 @@ func TestAuditRefineUndernoisedCaught(t *testing.T) {
 	tr.priv = auditClipTrainer(t).priv
 	tr.ref.sigma /= 16
 	audit.RequireCatch(t, refineLLR(t, tr), auditEps, audit.Config{N: 8000, Delta: auditDelta})
+}
+
+// TestRefineGradientWorkers: the gradient summed by several workers (the
+// path of n ≥ 2·minRowsPerWorker) equals the one-worker sum within the
+// rounding allowance that refineSensitivity charges on each side.
+func TestRefineGradientWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 72))
+	const d, n = 6, 3 * minRowsPerWorker
+	ds := synthLinear(rng, synthBeta(rng, d), n, 0.3)
+	tr := mustPlan(t, synthConfig(d, n, 1, 1e-6))
+	theta := randBall(rng, d+1, 2)
+	tr.workers = 1
+	one := tr.residualGradient(ds.x, ds.y, nil, theta, RefineClip)
+	tr.workers = 3
+	three := tr.residualGradient(ds.x, ds.y, nil, theta, RefineClip)
+	allow := refineSensitivity(n, 3, RefineClip) - 2*kappaHat*RefineClip // both sides' rounding terms
+	if !finite(three) {
+		t.Fatal("non-finite gradient")
+	}
+	if dist := math.Sqrt(sqDist(one, three)); dist > allow {
+		t.Fatalf("3-worker gradient differs from the 1-worker one by %v > %v", dist, allow)
+	}
 }
