@@ -82,17 +82,25 @@ func TestTuneCentre(t *testing.T) {
 		name   string
 		bounds string
 		opt    func(*boxOpts)
+		post   func(testing.TB, *Trainer) // nil: the plan as made
 	}
 	def := func(*boxOpts) {}
 	// "old" is bounds=auto before §14: public boxes below n·ε = 1000, private
 	// radii with the penalised intercept above.
-	vars := []variant{{"old", BoundsAuto, func(o *boxOpts) { o.centre, o.meanNEps, o.noCentredSolve = 0, 0, true }},
-		{"new", BoundsAuto, def},
-		{"clip.10", BoundsCentre, func(o *boxOpts) { o.centre, o.centreNEps = 0.1, math.Inf(1) }},
-		{"clip.25", BoundsCentre, func(o *boxOpts) { o.centreNEps = math.Inf(1) }},
-		{"clip.cap", BoundsCentre, def},
-		{"resc.25", BoundsCentre, func(o *boxOpts) { o.centreRescale, o.centreNEps = true, math.Inf(1) }},
-		{"meanonly", BoundsMean, def}}
+	vars := []variant{{"old", BoundsAuto, func(o *boxOpts) { o.centre, o.meanNEps, o.noCentredSolve = 0, 0, true }, nil},
+		{"new", BoundsAuto, def, nil},
+		{"clip.10", BoundsCentre, func(o *boxOpts) { o.centre, o.centreNEps = 0.1, math.Inf(1) }, nil},
+		{"clip.25", BoundsCentre, func(o *boxOpts) { o.centreNEps = math.Inf(1) }, nil},
+		{"clip.cap", BoundsCentre, def, nil},
+		{"resc.25", BoundsCentre, func(o *boxOpts) { o.centreRescale, o.centreNEps = true, math.Inf(1) }, nil},
+		{"meanonly", BoundsMean, def, nil},
+		// "noref" is "new" without §15's gradient steps (AdaSSP at the whole
+		// stage ratio).
+		{"noref", BoundsAuto, def, func(t testing.TB, tr *Trainer) {
+			if tr.ref != nil {
+				withRefine(t, tr, refineVariant{})
+			}
+		}}}
 	if v := os.Getenv("CENTRE_VARS"); v != "" {
 		keep := vars[:0:0]
 		for _, x := range vars {
@@ -114,6 +122,9 @@ func TestTuneCentre(t *testing.T) {
 				tr, err := plan(withBounds(c, v.bounds), o)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if v.post != nil {
+					v.post(t, tr)
 				}
 				res[k] = append(res[k], trainRMSE(t, tr, train, test))
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas/blas64"
+
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/agg"
@@ -269,11 +271,10 @@ func (p *privClip) precondition(u []float64, inv float64) {
 	d := p.d
 	v := make([]float64, d)
 	var s float64
+	uv := blas64.Vector{N: d, Inc: 1, Data: u}
 	for j := range v {
-		var r float64
-		for k, x := range u {
-			r += p.m[j*d+k] * x
-		}
+		// Any summation order: the norm clip below uses the computed v.
+		r := blas64.Dot(blas64.Vector{N: d, Inc: 1, Data: p.m[j*d : (j+1)*d]}, uv)
 		v[j] = r
 		s += r * r
 	}
