@@ -101,10 +101,22 @@ func TestTuneCentre(t *testing.T) {
 				withRefine(t, tr, refineVariant{})
 			}
 		}}}
+	// CENTRE_REF=share/steps/tau/step,… adds "new" with §15's refinement
+	// re-planned at those constants (variant "ref:<spec>").
+	if v := os.Getenv("CENTRE_REF"); v != "" {
+		for i, rv := range parseRefineVariants(t, v) {
+			spec := strings.Split(v, ",")[i]
+			vars = append(vars, variant{"ref:" + spec, BoundsAuto, def, func(t testing.TB, tr *Trainer) {
+				if tr.ref != nil {
+					withRefine(t, tr, rv)
+				}
+			}})
+		}
+	}
 	if v := os.Getenv("CENTRE_VARS"); v != "" {
 		keep := vars[:0:0]
 		for _, x := range vars {
-			if strings.Contains(","+v+",", ","+x.name+",") {
+			if strings.Contains(","+v+",", ","+x.name+",") || strings.HasPrefix(x.name, "ref:") {
 				keep = append(keep, x)
 			}
 		}
@@ -169,7 +181,7 @@ func TestTuneCentre(t *testing.T) {
 	}
 	gens := os.Getenv("CENTRE_GENS")
 	for _, delta := range deltas {
-		for _, d := range []int{5, 10, 20, 50} {
+		for _, d := range envInts("CENTRE_D", []int{5, 10, 20, 50}) {
 			if strings.Contains(gens, "unif") {
 				// Features filling their box (U[−1, 1]), label βᵀz + β₀ + off +
 				// N(0, 0.3²) in [−2, 2] (mechanism/lsq's model): the
@@ -219,4 +231,21 @@ func centreRuns() int {
 		return v
 	}
 	return 10
+}
+
+// envInts parses a comma list of integers from the environment.
+func envInts(name string, def []int) []int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		x, err := strconv.Atoi(f)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, x)
+	}
+	return out
 }
