@@ -146,23 +146,31 @@ func TestRefineRule(t *testing.T) {
 // standard deviation σ_g(1 + 2⁻¹⁰) (the discrete Gaussian's inflation).
 func TestRefineNoiseMatchesPlan(t *testing.T) {
 	tr := refineTrainer(t, privateConfig(50, 10000, 1, 1e-6))
+	requireNoiseSD(t, 100, tr.f, tr.addRefineNoise, tr.ref.sigma)
+}
+
+// requireNoiseSD adds noise to reps zero vectors of dim coordinates and
+// requires the empirical standard deviation to be σ(1 + 2⁻¹⁰) (the discrete
+// Gaussian's inflation) within four standard errors.
+func requireNoiseSD(t *testing.T, reps, dim int, add func([]float64) error, sigma float64) {
+	t.Helper()
 	var sum, sq float64
 	var k int
-	for rep := 0; rep < 100; rep++ {
-		g := make([]float64, tr.f)
-		if err := tr.addRefineNoise(g); err != nil {
+	for rep := 0; rep < reps; rep++ {
+		v := make([]float64, dim)
+		if err := add(v); err != nil {
 			t.Fatal(err)
 		}
-		for _, x := range g {
+		for _, x := range v {
 			sum += x
 			sq += x * x
 			k++
 		}
 	}
 	sd := math.Sqrt(sq/float64(k) - (sum/float64(k))*(sum/float64(k)))
-	want := tr.ref.sigma * (1 + 0x1p-10)
+	want := sigma * (1 + 0x1p-10)
 	if math.Abs(sd/want-1) > 4/math.Sqrt(2*float64(k)) {
-		t.Fatalf("empirical σ_g %v, want %v (%d draws)", sd, want, k)
+		t.Fatalf("empirical σ %v, want %v (%d draws)", sd, want, k)
 	}
 }
 
@@ -242,23 +250,8 @@ func TestRefineSensitivity(t *testing.T) {
 // corners) at extreme (ε, δ) give a finite model with the refinement's
 // params and no error.
 func TestRefineTrainNeverFails(t *testing.T) {
-	nan := math.NaN()
 	for _, d := range []int{3, 10} {
-		mk := func(n int, v, y float64) dataset {
-			var ds dataset
-			for i := 0; i < n; i++ {
-				row := make([]float64, d)
-				for j := range row {
-					row[j] = v
-					if math.IsInf(v, 0) && j%2 == 1 {
-						row[j] = -v
-					}
-				}
-				ds.x, ds.y = append(ds.x, row), append(ds.y, y)
-			}
-			return ds
-		}
-		for name, ds := range map[string]dataset{"zero": mk(40, 0, 0), "nulls": mk(40, nan, nan), "huge": mk(40, math.Inf(1), math.Inf(-1)), "one": mk(1, 1, 1), "corner": mk(200, 1, -1)} {
+		for name, ds := range degenerateTables(d) {
 			for _, p := range []struct{ eps, delta float64 }{{1, 1e-5}, {0.05, 1e-9}, {20, 0.1}} {
 				tr := refineTrainer(t, privateConfig(d, len(ds.x), p.eps, p.delta))
 				m, err := tr.Train(ds.x, ds.y)
@@ -369,31 +362,8 @@ func refineLLR(t testing.TB, tr *Trainer) audit.Sampler {
 	d0, d1 := clipPair()
 	lo, hi := tr.cfg.LabelLo, tr.cfg.LabelHi
 	return func(side int) float64 {
-		ds := d0
-		if side == 1 {
-			ds = d1
-		}
-		clip, err := tr.releaseClip(ds.x, ds.y)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s0 := sufficientStats(d0.x, d0.y, tr.prep, lo, hi, 1, clip)
-		s1 := sufficientStats(d1.x, d1.y, tr.prep, lo, hi, 1, clip)
-		st := s0
-		if side == 1 {
-			st = s1
-		}
-		r, err := tr.addNoise(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g := tr.gauss
-		llr := func(o, m0, m1 []float64, sigma float64) float64 {
-			return (sqDist(o, m0) - sqDist(o, m1)) / (2 * sigma * sigma)
-		}
-		q0, q1 := rayleighMin(s0.a, tr.f, r.dirs), rayleighMin(s1.a, tr.f, r.dirs)
-		l := llr(r.va, packA(s0.a, tr.f, true), packA(s1.a, tr.f, true), g.sigmaA) + llr(r.c, s0.c, s1.c, g.sigmaC) +
-			llr([]float64{r.q}, []float64{q0}, []float64{q1}, g.sigmaL)
+		clip := sideClip(t, tr, side, d0, d1)
+		l, r := releaseLLRNoisy(t, tr, side, sufficientStats(d0.x, d0.y, tr.prep, lo, hi, 1, clip), sufficientStats(d1.x, d1.y, tr.prep, lo, hi, 1, clip))
 		theta, lambda := tr.estimate(r)
 		h := tr.refineSolver(r, lambda)
 		for s := 0; s < tr.ref.steps; s++ {
@@ -406,7 +376,7 @@ func refineLLR(t testing.TB, tr *Trainer) audit.Sampler {
 			if err := tr.addRefineNoise(o); err != nil {
 				t.Fatal(err)
 			}
-			l += llr(o, m0, m1, tr.ref.sigma)
+			l += gaussLoss(o, m0, m1, tr.ref.sigma)
 			theta = h.step(theta, o, tr.ref.step)
 		}
 		if clip.c >= 0.1 {
@@ -453,4 +423,19 @@ func TestRefineGradientWorkers(t *testing.T) {
 	if dist := math.Sqrt(sqDist(one, three)); dist > allow {
 		t.Fatalf("3-worker gradient differs from the 1-worker one by %v > %v", dist, allow)
 	}
+}
+
+// sideClip releases the radii (§11, 5-point grids in the audits) on D
+// (side 0) or D′ (side 1).
+func sideClip(t testing.TB, tr *Trainer, side int, d0, d1 dataset) *privClip {
+	t.Helper()
+	ds := d0
+	if side == 1 {
+		ds = d1
+	}
+	clip, err := tr.releaseClip(ds.x, ds.y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return clip
 }
