@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 
+	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dpsql/dpsql/mechanism"
@@ -125,14 +126,12 @@ func (t *Trainer) residualGradient(X [][]float64, y []float64, clip *privClip, t
 				if clip != nil {
 					yv = clip.apply(row, yv)
 				}
-				var p float64
-				for j, v := range row {
-					p += v * theta[j]
-				}
+				rv := blas64.Vector{N: len(row), Inc: 1, Data: row}
+				p := blas64.Dot(rv, blas64.Vector{N: len(theta), Inc: 1, Data: theta})
 				r := mechanism.Clip(yv-p, -tau, tau)
-				for j, v := range row {
-					g[j] += v * r
-				}
+				// g += r·x coordinate-wise: each coordinate is still one
+				// chain of additions over the worker's rows.
+				blas64.Axpy(r, rv, blas64.Vector{N: len(g), Inc: 1, Data: g})
 			}
 		}()
 	}
