@@ -39,6 +39,13 @@ func gaussLLR(t testing.TB, tr *Trainer, d0, d1 dataset) audit.Sampler {
 // log p_D′(r)/p_D(r) of the release r; the λ-statistic's means are taken
 // along r's directions, as the mechanism does.
 func releaseLLR(t testing.TB, tr *Trainer, side int, s0, s1 stats) float64 {
+	l, _ := releaseLLRNoisy(t, tr, side, s0, s1)
+	return l
+}
+
+// releaseLLRNoisy is releaseLLR that also returns the release (for stages
+// that post-process it, §15).
+func releaseLLRNoisy(t testing.TB, tr *Trainer, side int, s0, s1 stats) (float64, noisy) {
 	t.Helper()
 	st := s0
 	if side == 1 {
@@ -49,12 +56,15 @@ func releaseLLR(t testing.TB, tr *Trainer, side int, s0, s1 stats) float64 {
 		t.Fatal(err)
 	}
 	g := tr.gauss
-	llr := func(o, m0, m1 []float64, sigma float64) float64 {
-		return (sqDist(o, m0) - sqDist(o, m1)) / (2 * sigma * sigma)
-	}
 	a0, a1 := packA(s0.a, tr.f, true), packA(s1.a, tr.f, true)
 	q0, q1 := rayleighMin(s0.a, tr.f, r.dirs), rayleighMin(s1.a, tr.f, r.dirs)
-	return llr(r.va, a0, a1, g.sigmaA) + llr(r.c, s0.c, s1.c, g.sigmaC) + llr([]float64{r.q}, []float64{q0}, []float64{q1}, g.sigmaL)
+	return gaussLoss(r.va, a0, a1, g.sigmaA) + gaussLoss(r.c, s0.c, s1.c, g.sigmaC) + gaussLoss([]float64{r.q}, []float64{q0}, []float64{q1}, g.sigmaL), r
+}
+
+// gaussLoss is the Gaussian log-likelihood ratio log p₁(o)/p₀(o) of an
+// output o with means m0, m1 and noise σ.
+func gaussLoss(o, m0, m1 []float64, sigma float64) float64 {
+	return (sqDist(o, m0) - sqDist(o, m1)) / (2 * sigma * sigma)
 }
 
 // jointPair is the corner pair that attains J for d = 3 and Kappa = 1:

@@ -185,11 +185,7 @@ func TestBoxScales(t *testing.T) {
 			if want := total * math.Sqrt(BoxShare/float64(2*c.d)); !near(eb, want, 1e-15) {
 				t.Fatalf("%+v: ε_b %v, want %v", c, eb, want)
 			}
-			r2 := tr.gauss.ratio * tr.gauss.ratio
-			if tr.pre != nil {
-				r2 += tr.pre.ratio * tr.pre.ratio
-			}
-			q := r2 + tr.priv.epsNorm*tr.priv.epsNorm + tr.priv.epsRad*tr.priv.epsRad + float64(2*c.d)*eb*eb
+			q := stageRatio2(tr) + tr.priv.epsNorm*tr.priv.epsNorm + tr.priv.epsRad*tr.priv.epsRad + float64(2*c.d)*eb*eb
 			if q > total*total || q < total*total*(1-1e-9) {
 				t.Fatalf("%+v: ρ budget %v, want R² = %v", c, q, total*total)
 			}

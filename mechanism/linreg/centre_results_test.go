@@ -82,21 +82,41 @@ func TestTuneCentre(t *testing.T) {
 		name   string
 		bounds string
 		opt    func(*boxOpts)
+		post   func(testing.TB, *Trainer) // nil: the plan as made
 	}
 	def := func(*boxOpts) {}
 	// "old" is bounds=auto before §14: public boxes below n·ε = 1000, private
 	// radii with the penalised intercept above.
-	vars := []variant{{"old", BoundsAuto, func(o *boxOpts) { o.centre, o.meanNEps, o.noCentredSolve = 0, 0, true }},
-		{"new", BoundsAuto, def},
-		{"clip.10", BoundsCentre, func(o *boxOpts) { o.centre, o.centreNEps = 0.1, math.Inf(1) }},
-		{"clip.25", BoundsCentre, func(o *boxOpts) { o.centreNEps = math.Inf(1) }},
-		{"clip.cap", BoundsCentre, def},
-		{"resc.25", BoundsCentre, func(o *boxOpts) { o.centreRescale, o.centreNEps = true, math.Inf(1) }},
-		{"meanonly", BoundsMean, def}}
+	vars := []variant{{"old", BoundsAuto, func(o *boxOpts) { o.centre, o.meanNEps, o.noCentredSolve = 0, 0, true }, nil},
+		{"new", BoundsAuto, def, nil},
+		{"clip.10", BoundsCentre, func(o *boxOpts) { o.centre, o.centreNEps = 0.1, math.Inf(1) }, nil},
+		{"clip.25", BoundsCentre, func(o *boxOpts) { o.centreNEps = math.Inf(1) }, nil},
+		{"clip.cap", BoundsCentre, def, nil},
+		{"resc.25", BoundsCentre, func(o *boxOpts) { o.centreRescale, o.centreNEps = true, math.Inf(1) }, nil},
+		{"meanonly", BoundsMean, def, nil},
+		// "noref" is "new" without §15's gradient steps (AdaSSP at the whole
+		// stage ratio).
+		{"noref", BoundsAuto, def, func(t testing.TB, tr *Trainer) {
+			if tr.ref != nil {
+				withRefine(t, tr, refineVariant{})
+			}
+		}}}
+	// CENTRE_REF=share/steps/tau/step,… adds "new" with §15's refinement
+	// re-planned at those constants (variant "ref:<spec>").
+	if v := os.Getenv("CENTRE_REF"); v != "" {
+		for i, rv := range parseRefineVariants(t, v) {
+			spec := strings.Split(v, ",")[i]
+			vars = append(vars, variant{"ref:" + spec, BoundsAuto, def, func(t testing.TB, tr *Trainer) {
+				if tr.ref != nil {
+					withRefine(t, tr, rv)
+				}
+			}})
+		}
+	}
 	if v := os.Getenv("CENTRE_VARS"); v != "" {
 		keep := vars[:0:0]
 		for _, x := range vars {
-			if strings.Contains(","+v+",", ","+x.name+",") {
+			if strings.Contains(","+v+",", ","+x.name+",") || strings.HasPrefix(x.name, "ref:") {
 				keep = append(keep, x)
 			}
 		}
@@ -114,6 +134,9 @@ func TestTuneCentre(t *testing.T) {
 				tr, err := plan(withBounds(c, v.bounds), o)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if v.post != nil {
+					v.post(t, tr)
 				}
 				res[k] = append(res[k], trainRMSE(t, tr, train, test))
 			}
@@ -158,7 +181,7 @@ func TestTuneCentre(t *testing.T) {
 	}
 	gens := os.Getenv("CENTRE_GENS")
 	for _, delta := range deltas {
-		for _, d := range []int{5, 10, 20, 50} {
+		for _, d := range envInts("CENTRE_D", []int{5, 10, 20, 50}) {
 			if strings.Contains(gens, "unif") {
 				// Features filling their box (U[−1, 1]), label βᵀz + β₀ + off +
 				// N(0, 0.3²) in [−2, 2] (mechanism/lsq's model): the
@@ -208,4 +231,21 @@ func centreRuns() int {
 		return v
 	}
 	return 10
+}
+
+// envInts parses a comma list of integers from the environment.
+func envInts(name string, def []int) []int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		x, err := strconv.Atoi(f)
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, x)
+	}
+	return out
 }

@@ -26,8 +26,9 @@
 // after the rows are read.
 //
 // With private bounds (§11) a share of ε buys clipping radii, optionally
-// after a per-feature private box (box.go, §13), and a first-stage
-// preconditioner (precond.go, §12).
+// after a per-feature private box (box.go, §13), a first-stage
+// preconditioner (precond.go, §12), and noisy gradient steps after the
+// solve (refine.go, §15).
 //
 // Below the private clipping's n·ε the label is centred at a DP mean first,
 // and at the smallest n·ε the model is that mean alone (centre.go, §14);

@@ -69,6 +69,7 @@ type Trainer struct {
 	centreRescale     bool            // §14 variant: y″ = (y′ − m̃)/(1 + |m̃|) instead of clip(y′ − m̃)
 	centredSolve      bool            // §14: unpenalised intercept from the release (private bounds)
 	pre               *precondPlan    // nil: no preconditioning (§12)
+	ref               *refinePlan     // nil: no gradient refinement (§15)
 }
 
 // ErrRowCountChanged reports a scan whose row count differs from the plan.
@@ -250,6 +251,12 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 						return nil, fmt.Errorf("linreg: %w", err)
 					}
 				}
+				// §15: a share of AdaSSP's r² buys gradient steps after it.
+				if useRefine(d) {
+					if err := t.planRefineShare(&g, RefineShare, RefineSteps, RefineClip, RefineStep); err != nil {
+						return nil, fmt.Errorf("linreg: %w", err)
+					}
+				}
 			}
 		}
 		t.gauss = &g
@@ -357,7 +364,7 @@ func (t *Trainer) Train(X [][]float64, y []float64) (*mechanism.Model, error) {
 			return nil, fmt.Errorf("linreg: adding noise: %w", err)
 		}
 	}
-	return t.release(sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, clip), clip)
+	return t.releaseRows(sufficientStats(X, y, t.prep, t.cfg.LabelLo, t.cfg.LabelHi, t.workers, clip), clip, X, y)
 }
 
 // PrivateBounds reports whether the plan uses private clipping radii or a
@@ -477,11 +484,26 @@ func (t *Trainer) estimate(r noisy) ([]float64, float64) {
 // invalid scales (excluded by Plan) or non-finite inputs (the statistics
 // of clamped rows are finite).
 func (t *Trainer) release(st stats, clip *privClip) (*mechanism.Model, error) {
+	return t.releaseRows(st, clip, nil, nil)
+}
+
+// releaseRows is release followed by §15's gradient steps on the rows X, y
+// when the plan has them (private plans only: they train from rows in
+// memory, so X is never nil there).
+func (t *Trainer) releaseRows(st stats, clip *privClip, X [][]float64, y []float64) (*mechanism.Model, error) {
 	r, err := t.addNoise(st)
 	if err != nil {
 		return nil, err
 	}
 	theta, lambda := t.estimate(r)
+	if t.ref != nil {
+		if X == nil {
+			return nil, errNeedsRows
+		}
+		if theta, err = t.refine(r, lambda, theta, X, y, clip); err != nil {
+			return nil, err
+		}
+	}
 	params := t.Params()
 	params["lambda"] = lambda // a post-processing of the released λ-statistic
 	return t.model(theta, params, clip), nil

@@ -59,11 +59,16 @@ func TestPrecondRule(t *testing.T) {
 		}
 		r := math.Sqrt(R*R-eq) * (1 - 1e-12)
 		r1, r2 := tr.pre.ratio, tr.gauss.ratio
+		if tr.ref != nil { // §15 takes RefineShare of the rest
+			if !near(r2*r2, (1-RefineShare)*(1-PrecondShare)*r*r, 1e-9) {
+				t.Fatalf("r₂² = %v, want %v", r2*r2, (1-RefineShare)*(1-PrecondShare)*r*r)
+			}
+		}
 		if !near(r1*r1, PrecondShare*r*r, 1e-12) {
 			t.Fatalf("r₁² = %v, want %v", r1*r1, PrecondShare*r*r)
 		}
-		if tot := r1*r1 + r2*r2 + eq; tot > R*R || tot < R*R*(1-1e-9) {
-			t.Fatalf("r₁² + r₂² + ε_q² = %v, want R² = %v", tot, R*R)
+		if tot := stageRatio2(tr) + eq; tot > R*R || tot < R*R*(1-1e-9) {
+			t.Fatalf("r₁² + r₂² + r_ref² + ε_q² = %v, want R² = %v", tot, R*R)
 		}
 		ev := tr.Events()
 		if len(ev) != 1 || ev[0].Ratio != R || ev[0].Epsilon != c.eps || ev[0].Delta != c.delta {
@@ -93,25 +98,8 @@ func TestPrecondRule(t *testing.T) {
 // coordinate has standard deviation σ₁ (times the sampler's 1 + 2⁻¹⁰).
 func TestPrecondNoiseMatchesPlan(t *testing.T) {
 	tr := mustPlan(t, privateConfig(50, 10000, 1, 1e-6))
-	st := stats{a: make([]float64, tr.f*tr.f), c: make([]float64, tr.f), n: tr.cfg.N, f: tr.f}
-	var sum, sq float64
-	var k int
-	for rep := 0; rep < 20; rep++ {
-		v := packFeat(st.a, tr.f)
-		if err := addPrecondNoise(tr, v); err != nil {
-			t.Fatal(err)
-		}
-		for _, x := range v {
-			sum += x
-			sq += x * x
-			k++
-		}
-	}
-	sd := math.Sqrt(sq/float64(k) - (sum/float64(k))*(sum/float64(k)))
-	want := tr.pre.sigma * (1 + 0x1p-10)
-	if math.Abs(sd/want-1) > 4/math.Sqrt(2*float64(k)) {
-		t.Fatalf("empirical σ₁ %v, want %v (%d draws)", sd, want, k)
-	}
+	d := tr.f - 1
+	requireNoiseSD(t, 20, d*(d+1)/2, func(v []float64) error { return addPrecondNoise(tr, v) }, tr.pre.sigma)
 }
 
 // TestPrecondSensitivity: on adversarial neighbours through the real
@@ -322,6 +310,27 @@ func TestPrecondFold(t *testing.T) {
 // infinities, one row — a finite model and no error.
 func TestPrecondTrainNeverFails(t *testing.T) {
 	const d = 10
+	for name, ds := range degenerateTables(d) {
+		for _, p := range []struct{ eps, delta float64 }{{1, 1e-5}, {0.05, 1e-9}, {20, 0.1}} {
+			tr := mustPlan(t, privateConfig(d, len(ds.x), p.eps, p.delta))
+			if tr.pre == nil {
+				t.Fatalf("%s ε=%v: no first stage", name, p.eps)
+			}
+			m, err := tr.Train(ds.x, ds.y)
+			if err != nil {
+				t.Fatalf("%s ε=%v: %v", name, p.eps, err)
+			}
+			if !finite(m.Weights[0]) || m.Params["precondition"] != 1 {
+				t.Fatalf("%s ε=%v: model %+v", name, p.eps, m)
+			}
+		}
+	}
+}
+
+// degenerateTables are tables of d features that stress the release: all
+// zero (a zero spectrum), all NULL, ±∞ alternating, one row, and 200
+// identical corner rows with the opposite label.
+func degenerateTables(d int) map[string]dataset {
 	nan := math.NaN()
 	mk := func(n int, v, y float64) dataset {
 		var ds dataset
@@ -337,21 +346,7 @@ func TestPrecondTrainNeverFails(t *testing.T) {
 		}
 		return ds
 	}
-	for name, ds := range map[string]dataset{"zero": mk(40, 0, 0), "nulls": mk(40, nan, nan), "huge": mk(40, math.Inf(1), math.Inf(-1)), "one": mk(1, 1, 1), "corner": mk(200, 1, -1)} {
-		for _, p := range []struct{ eps, delta float64 }{{1, 1e-5}, {0.05, 1e-9}, {20, 0.1}} {
-			tr := mustPlan(t, privateConfig(d, len(ds.x), p.eps, p.delta))
-			if tr.pre == nil {
-				t.Fatalf("%s ε=%v: no first stage", name, p.eps)
-			}
-			m, err := tr.Train(ds.x, ds.y)
-			if err != nil {
-				t.Fatalf("%s ε=%v: %v", name, p.eps, err)
-			}
-			if !finite(m.Weights[0]) || m.Params["precondition"] != 1 {
-				t.Fatalf("%s ε=%v: model %+v", name, p.eps, m)
-			}
-		}
-	}
+	return map[string]dataset{"zero": mk(40, 0, 0), "nulls": mk(40, nan, nan), "huge": mk(40, math.Inf(1), math.Inf(-1)), "one": mk(1, 1, 1), "corner": mk(200, 1, -1)}
 }
 
 // addPrecondNoise adds the first stage's noise to v (tests).
@@ -369,14 +364,7 @@ func precondLLR(t testing.TB, tr *Trainer) audit.Sampler {
 	d0, d1 := clipPair()
 	lo, hi := tr.cfg.LabelLo, tr.cfg.LabelHi
 	return func(side int) float64 {
-		ds := d0
-		if side == 1 {
-			ds = d1
-		}
-		clip, err := tr.releaseClip(ds.x, ds.y)
-		if err != nil {
-			t.Fatal(err)
-		}
+		clip := sideClip(t, tr, side, d0, d1)
 		s0 := sufficientStats(d0.x, d0.y, tr.prep, lo, hi, 1, clip)
 		s1 := sufficientStats(d1.x, d1.y, tr.prep, lo, hi, 1, clip)
 		st := s0

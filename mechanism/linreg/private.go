@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas/blas64"
+
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/agg"
@@ -119,6 +121,9 @@ func (t *Trainer) ClipRule() string {
 		t.priv.norm.Q, t.priv.epsNorm, t.priv.radius.Q, t.priv.epsRad)
 	if t.pre != nil {
 		rule += fmt.Sprintf("features preconditioned by a private first-stage covariance (ratio %.4g, flattens its spikes); ", t.pre.ratio)
+	}
+	if t.ref != nil {
+		rule += fmt.Sprintf("then %d noisy gradient steps on the residuals clipped to %g (ratio %.4g in all) preconditioned by the released XᵀX; ", t.ref.steps, t.ref.tau, t.ref.totalRatio)
 	}
 	if t.params["joint_zcdp"] == 1 {
 		return rule + fmt.Sprintf("quantiles and AdaSSP accounted as one zCDP event of ratio %.4g (AdaSSP ratio %.4g)", t.params["gaussian_ratio_total"], t.params["gaussian_ratio"])
@@ -266,11 +271,10 @@ func (p *privClip) precondition(u []float64, inv float64) {
 	d := p.d
 	v := make([]float64, d)
 	var s float64
+	uv := blas64.Vector{N: d, Inc: 1, Data: u}
 	for j := range v {
-		var r float64
-		for k, x := range u {
-			r += p.m[j*d+k] * x
-		}
+		// Any summation order: the norm clip below uses the computed v.
+		r := blas64.Dot(blas64.Vector{N: d, Inc: 1, Data: p.m[j*d : (j+1)*d]}, uv)
 		v[j] = r
 		s += r * r
 	}

@@ -87,12 +87,10 @@ func TestPrivateScales(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := tr.gauss.ratio
-			if tr.pre != nil {
-				// §12: the first stage takes PrecondShare of the SSP's r²
-				// (TestPrecondRule); compare the SSP's whole ratio.
-				r = math.Sqrt(r*r + tr.pre.ratio*tr.pre.ratio)
-			}
+			// §12's first stage and §15's gradient steps take shares of
+			// the SSP's r² (TestPrecondRule, TestRefineScales); compare
+			// the stage's whole ratio.
+			r := math.Sqrt(stageRatio2(tr))
 			if len(ev) != 1 || ev[0].Kind != budget.Gaussian || ev[0].Epsilon != c.eps || ev[0].Delta != c.delta || ev[0].Ratio != 1/unit {
 				t.Fatalf("joint event %+v, want one Gaussian event of ratio %v", ev, 1/unit)
 			}

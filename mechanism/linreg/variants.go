@@ -29,6 +29,15 @@ func (t *Trainer) TrainVariants(X [][]float64, y []float64, variants []Variant) 
 	if err := t.checkRows(X, y); err != nil {
 		return nil, err
 	}
+	if t.ref != nil {
+		// §15's gradient steps would be releases per variant: the AdaSSP
+		// stage takes their share instead (the same one event).
+		c, err := t.withoutRefine()
+		if err != nil {
+			return nil, err
+		}
+		t = c
+	}
 	// A private-bounds plan releases its clipping radii first, exactly as
 	// Train does; its events already include them.
 	st, clip := t.stats(X, y), (*privClip)(nil)

@@ -108,4 +108,15 @@ func TestTrainVariantsPrivateBounds(t *testing.T) {
 			t.Fatalf("%s: the model was not preconditioned (params %v)", name, params)
 		}
 	}
+	// §15: Train refines; the variants (one release, many post-processings)
+	// do not, and their AdaSSP stage has the refinement's share instead.
+	if tr.ref == nil || m.Params["refine_steps"] != RefineSteps {
+		t.Fatalf("Train did not refine (params %v)", m.Params)
+	}
+	if _, ok := ms[0].Params["refine_steps"]; ok {
+		t.Fatalf("TrainVariants' model records refinement steps (params %v)", ms[0].Params)
+	}
+	if r := ms[0].Params["gaussian_ratio"]; !near(r, tr.ref.stage, 1e-15) || !(ms[0].Params["sigma_xx"] < m.Params["sigma_xx"]) {
+		t.Fatalf("TrainVariants' AdaSSP ratio %v, want the whole stage %v (σ_A %v vs Train's %v)", r, tr.ref.stage, ms[0].Params["sigma_xx"], m.Params["sigma_xx"])
+	}
 }
