@@ -252,7 +252,7 @@ func plan(cfg Config, bo boxOpts) (*Trainer, error) {
 					}
 				}
 				// §15: a share of AdaSSP's r² buys gradient steps after it.
-				if useRefine(d) {
+				if useRefine(d, cfg.N, t.f, cfg.Epsilon) {
 					if err := t.planRefineShare(&g, RefineShare, RefineSteps, RefineClip, RefineStep); err != nil {
 						return nil, fmt.Errorf("linreg: %w", err)
 					}

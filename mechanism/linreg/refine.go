@@ -53,11 +53,26 @@ const (
 	// RefineMinFeatures is the smallest d that is refined (the measured
 	// range is d ∈ {10, 50}).
 	RefineMinFeatures = 10
+	// RefineMinNEps and RefineMinRowsPerDim keep AdaSSP alone where n·ε and
+	// n/F are both small: at n·ε = 1000 and n/F ≈ 10–20 the least-squares
+	// fixed point overfits and the floor was a useful ridge (unif, d = 50:
+	// 1.14 → 1.22× the mean predictor with the steps; syn_r_n1000_d50 at
+	// ε = 1 gained 0.952 → 0.937, about one standard error), while every
+	// measured cell with n·ε ≥ 3000, or n·ε = 1000 with n/F ≥ 90, gained
+	// (linreg.md §15, training-side generators only).
+	RefineMinNEps       = 3000.0
+	RefineMinRowsPerDim = 50
 )
 
 // useRefine is the public rule for a private-bounds plan with one zCDP
-// event: refine from RefineMinFeatures features on.
-func useRefine(d int) bool { return d >= RefineMinFeatures }
+// event: refine from RefineMinFeatures features on, when n·ε ≥
+// RefineMinNEps or n ≥ RefineMinRowsPerDim·F.
+func useRefine(d, n, f int, eps float64) bool {
+	if d < RefineMinFeatures {
+		return false
+	}
+	return float64(n)*eps >= RefineMinNEps || n >= RefineMinRowsPerDim*f
+}
 
 // refinePlan is the calibration of the gradient releases: steps releases of
 // F coordinates, each with discrete Gaussian noise sigma (ratio each, all

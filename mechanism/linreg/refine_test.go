@@ -122,7 +122,13 @@ func TestRefineRule(t *testing.T) {
 		{50, 10000, 1, 1e-6, BoundsAuto, true},
 		{10, 10000, 1, 1e-6, BoundsAuto, true},   // with §13's box
 		{10, 1000, 10, 1e-5, BoundsAuto, true},   // n·ε = 10⁴
-		{50, 10000, 0.1, 1e-6, BoundsAuto, true}, // n·ε = 1000
+		{50, 10000, 0.1, 1e-6, BoundsAuto, true}, // n·ε = 1000, n/F ≈ 200
+		{10, 1000, 1, 1e-6, BoundsAuto, true},    // n·ε = 1000, n/F ≈ 90
+		{50, 3000, 1, 1e-6, BoundsAuto, true},    // n·ε = 3000
+		{50, 1000, 1, 1e-6, BoundsAuto, false},   // n·ε = 1000, n/F ≈ 20
+		{20, 1000, 1, 1e-6, BoundsAuto, false},   // n/F ≈ 48
+		{50, 500, 2, 1e-6, BoundsAuto, false},    // n·ε = 1000, n/F ≈ 10
+		{50, 2000, 1, 1e-6, BoundsAuto, false},   // n·ε = 2000, n/F ≈ 39
 		{9, 100000, 1, 1e-6, BoundsAuto, false},
 		{10, 1000, 0.1, 1e-6, BoundsAuto, false}, // intercept-only (§14)
 		{10, 1000, 0.5, 1e-6, BoundsAuto, false}, // label centre, declared boxes
