@@ -414,7 +414,7 @@ func litValue(ctx *sql.Context, k litKind, text string, kind byte, nums *numSlab
 		if neg {
 			text = text[1:]
 		}
-		f, err := strconv.ParseFloat(text, 64)
+		f, err := parseFloat(text)
 		if err != nil {
 			return nil, err
 		}
@@ -425,7 +425,7 @@ func litValue(ctx *sql.Context, k litKind, text string, kind byte, nums *numSlab
 	}
 	// litDec
 	if kind == 'f' {
-		f, err := strconv.ParseFloat(text, 64)
+		f, err := parseFloat(text)
 		if err != nil {
 			return nil, err
 		}

@@ -26,7 +26,7 @@ import (
 // missing trailing fields are NULL, or the NOT NULL error). Only when the
 // statement has no CHECK constraint (which would see the raw string) is a
 // DOUBLE field parsed here, with the parse go-mysql-server's conversion
-// applies (strconv.ParseFloat after trimming blanks), and likewise a
+// applies (strconv.ParseFloat after trimming blanks; fastfloat.go), and likewise a
 // BIGINT field of a column without AUTO_INCREMENT (strconv.ParseInt after
 // trimming blanks and tabs, the conversion's first try), and only when that
 // succeeds: a field it refuses stays a string and fails exactly as before.
@@ -281,7 +281,7 @@ func (l *fastLoadIter) parse(line string) (sql.Row, error) {
 func (l *fastLoadIter) value(i int, field string) any {
 	switch l.kind[i] {
 	case exactFloat64:
-		if f, err := strconv.ParseFloat(trimCut(field, " \t\n\r"), 64); err == nil {
+		if f, err := parseFloat(trimCut(field, " \t\n\r")); err == nil {
 			return l.nums.float(f)
 		}
 	case exactInt64:
