@@ -538,6 +538,17 @@ func (l *Log) newRec() *Rec {
 	return &Rec{b: b}
 }
 
+// Expect tells the recorder that the commit will record at least n bytes
+// of keys and values: when that reaches bigCommit, nothing is recorded
+// (the commit goes to bbolt directly) instead of copying the first
+// bigCommit bytes in vain.
+func (r *Rec) Expect(n int) {
+	if r != nil && n >= bigCommit {
+		r.big = true
+		r.b = r.b[:0]
+	}
+}
+
 // full notes a record that reached bigCommit and drops its contents.
 func (r *Rec) full() {
 	if len(r.b) >= bigCommit {

@@ -401,7 +401,11 @@ func (s *sim) snap(what string, off int64, rec []byte) {
 		copy(lg[off:], rec[:cut])
 	}
 	want := s.model
-	if s.inLogged && s.durable {
+	// A torn record whose missing tail is already on disk (an old
+	// record's bytes at that offset that happen to match) is whole:
+	// recovery rightly replays it.
+	whole := rec != nil && int(off)+len(rec) <= len(lg) && bytes.Equal(lg[off:int(off)+len(rec)], rec)
+	if s.inLogged && (s.durable || whole && s.maybe == nil) {
 		want = apply(want, s.pending)
 	}
 	wants := []map[string]string{want}
@@ -486,7 +490,11 @@ func powerLoss(t *testing.T, seed int64, c plCase) (bad int) {
 				n = 300
 			}
 			s.pending, s.durable, s.inLogged = map[string]*string{}, false, true
+			expect := n == 300 && c.big > 0 && s.r.Intn(2) == 0
 			err := Logged(db, func(tx *bolt.Tx, rec *Rec) error {
+				if expect {
+					rec.Expect(c.big) // known large: nothing recorded
+				}
 				for range n {
 					bn := buckets[s.r.Intn(len(buckets))]
 					b := tx.Bucket(bn)
