@@ -44,13 +44,7 @@ func (s *numSlab) float(f float64) any {
 	if s == nil {
 		return f
 	}
-	if len(s.f) == 0 {
-		s.f = make([]float64, numSlabLen)
-	}
-	s.f[0] = f
-	v := boxAt(float64Type, unsafe.Pointer(&s.f[0]))
-	s.f = s.f[1:]
-	return v
+	return boxNext(&s.f, float64Type, f)
 }
 
 // int returns n as an any (a nil slab boxes as usual).
@@ -58,11 +52,17 @@ func (s *numSlab) int(n int64) any {
 	if s == nil {
 		return n
 	}
-	if len(s.i) == 0 {
-		s.i = make([]int64, numSlabLen)
+	return boxNext(&s.i, int64Type, n)
+}
+
+// boxNext stores x in the next slot of slab (a new slab when it is used
+// up) and returns the interface of type typ pointing at it.
+func boxNext[T float64 | int64](slab *[]T, typ unsafe.Pointer, x T) any {
+	if len(*slab) == 0 {
+		*slab = make([]T, numSlabLen)
 	}
-	s.i[0] = n
-	v := boxAt(int64Type, unsafe.Pointer(&s.i[0]))
-	s.i = s.i[1:]
-	return v
+	p := &(*slab)[0]
+	*p = x
+	*slab = (*slab)[1:]
+	return boxAt(typ, unsafe.Pointer(p))
 }
