@@ -400,7 +400,8 @@ func scanTuple(s string, i int, fn func(k litKind, text string) error) (n, end i
 
 // litValue builds the value go-mysql-server's planner gives the literal
 // (see the file comment); kind is the target column's.
-func litValue(ctx *sql.Context, k litKind, text string, kind byte) (any, error) {
+// Floats are boxed from nums (nil: one allocation each, numslab.go).
+func litValue(ctx *sql.Context, k litKind, text string, kind byte, nums *numSlab) (any, error) {
 	switch k {
 	case litNull:
 		return nil, nil
@@ -413,25 +414,25 @@ func litValue(ctx *sql.Context, k litKind, text string, kind byte) (any, error) 
 		if neg {
 			text = text[1:]
 		}
-		f, err := strconv.ParseFloat(text, 64)
+		f, err := parseFloat(text)
 		if err != nil {
 			return nil, err
 		}
 		if neg {
 			f = -f
 		}
-		return f, nil
+		return nums.float(f), nil
 	}
 	// litDec
 	if kind == 'f' {
-		f, err := strconv.ParseFloat(text, 64)
+		f, err := parseFloat(text)
 		if err != nil {
 			return nil, err
 		}
 		if f == 0 {
 			f = 0 // DECIMAL has no negative zero
 		}
-		return f, nil
+		return nums.float(f), nil
 	}
 	neg := text[0] == '-'
 	if neg {
@@ -625,6 +626,7 @@ type insertValuesIter struct {
 	done  bool
 	pipe  *rowPipe
 	slab  []any // rows are cut from it
+	nums  numSlab
 }
 
 func (it *insertValuesIter) Next(ctx *sql.Context) (sql.Row, error) {
@@ -652,7 +654,7 @@ func (it *insertValuesIter) next(ctx *sql.Context) (sql.Row, error) {
 		if col >= len(row) {
 			return sql.ErrInsertIntoMismatchValueCount.New()
 		}
-		v, err := litValue(ctx, k, text, it.kinds[col])
+		v, err := litValue(ctx, k, text, it.kinds[col], &it.nums)
 		if err != nil {
 			ferr = err
 			return err

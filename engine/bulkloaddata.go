@@ -26,11 +26,12 @@ import (
 // missing trailing fields are NULL, or the NOT NULL error). Only when the
 // statement has no CHECK constraint (which would see the raw string) is a
 // DOUBLE field parsed here, with the parse go-mysql-server's conversion
-// applies (strconv.ParseFloat after trimming blanks), and likewise a
+// applies (strconv.ParseFloat after trimming blanks; fastfloat.go), and likewise a
 // BIGINT field of a column without AUTO_INCREMENT (strconv.ParseInt after
 // trimming blanks and tabs, the conversion's first try), and only when that
 // succeeds: a field it refuses stays a string and fails exactly as before.
-// Rows are cut from slabs of slabRows rows (one allocation per slab).
+// Rows are cut from slabs of slabRows rows (one allocation per slab), and
+// the numbers are boxed from slabs too (numslab.go).
 
 // fastLoadEligible reports whether ld can be read by fastLoadData.
 func fastLoadEligible(ld *plan.LoadData) bool {
@@ -152,8 +153,10 @@ type fastLoadIter struct {
 	borrow bool
 	fields []string
 	set    []bool
-	// slab: rows are cut from it, a block at a time.
+	// slab: rows are cut from it, a block at a time; nums holds the
+	// parsed numbers the rows point to.
 	slab     []any
+	nums     numSlab
 	scanDone bool // the scanner failed
 	pipe     *rowPipe
 }
@@ -278,13 +281,13 @@ func (l *fastLoadIter) parse(line string) (sql.Row, error) {
 func (l *fastLoadIter) value(i int, field string) any {
 	switch l.kind[i] {
 	case exactFloat64:
-		if f, err := strconv.ParseFloat(trimCut(field, " \t\n\r"), 64); err == nil {
-			return f
+		if f, err := parseFloat(trimCut(field, " \t\n\r")); err == nil {
+			return l.nums.float(f)
 		}
 	case exactInt64:
 		// convertToInt64's first parse (intCutSet is " \t").
 		if n, err := strconv.ParseInt(trimCut(field, " \t"), 10, 64); err == nil {
-			return n
+			return l.nums.int(n)
 		}
 	}
 	if l.borrow {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math/rand"
 	"strings"
 	"testing"
 )
@@ -195,5 +196,50 @@ func TestCreateTableKeepsCommentAndRefusesPrefixKey(t *testing.T) {
 	}
 	if _, err := h.query("SELECT * FROM p"); err == nil {
 		t.Fatal("the refused table exists")
+	}
+}
+
+// TestContainsFoldMatchesByteLoop: containsFold finds exactly what the
+// plain byte loop finds, on random strings rich in the words' letters.
+func TestContainsFoldMatchesByteLoop(t *testing.T) {
+	slow := func(s, sub string) bool {
+		for i := 0; i+len(sub) <= len(s); i++ {
+			if s[i]|0x20 == sub[0] && strings.EqualFold(s[i:i+len(sub)], sub) {
+				return true
+			}
+		}
+		return false
+	}
+	r := rand.New(rand.NewSource(1))
+	// Fragments: the words, their prefixes in mixed case, other bytes.
+	frags := []string{"alter", "ALTER", "AlTeR", "alte", "ALT", "a", "A", "index", "INDEX", "iNdEx", "inde", "IN", "i", "I",
+		"l", "t", "e", "r", "n", "d", "x", " ", "0", "1.5", ",", "(", "\u212a", "\xff"}
+	found := 0
+	for range 100000 {
+		var b strings.Builder
+		for range r.Intn(12) {
+			b.WriteString(frags[r.Intn(len(frags))])
+		}
+		s := b.String()
+		for _, sub := range []string{"alter", "index", "a", "in"} {
+			want := slow(s, sub)
+			if got := containsFold(s, sub); got != want {
+				t.Fatalf("containsFold(%q, %q) = %v, want %v", s, sub, got, want)
+			}
+			if want && len(sub) > 2 {
+				found++
+			}
+		}
+	}
+	for _, c := range []struct {
+		s, sub string
+		want   bool
+	}{{"ALTER", "alter", true}, {"xAlTeR", "alter", true}, {"alte", "alter", false}, {"", "alter", false}, {"create INDEX i", "index", true}, {"aaaalter", "alter", true}, {"AAAALTER", "alter", true}} {
+		if got := containsFold(c.s, c.sub); got != c.want {
+			t.Fatalf("containsFold(%q, %q) = %v", c.s, c.sub, got)
+		}
+	}
+	if found < 100 {
+		t.Fatalf("only %d random strings contained a word", found)
 	}
 }

@@ -186,12 +186,41 @@ func alterClauses(query string) [][]string {
 }
 
 // containsFold reports whether s contains the lower-case ASCII word sub in
-// any case, without allocating (it runs for every statement).
+// any case, without allocating (it runs for every statement). The
+// candidates, where s has sub's first letter in either case, are found with
+// strings.IndexByte (vectorized): a bulk INSERT's text of hundreds of
+// kilobytes has few of them, and a byte loop over it was ≈ 0.6 ms per
+// statement (issue 13).
 func containsFold(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i]|0x20 == sub[0] && strings.EqualFold(s[i:i+len(sub)], sub) {
+	lo, up := sub[0], sub[0]&^0x20
+	nextLo, nextUp := -1, -1 // next position of each case at or after i (-2: none)
+	for i := 0; i+len(sub) <= len(s); {
+		if nextLo != -2 && nextLo < i {
+			if nextLo = strings.IndexByte(s[i:], lo); nextLo >= 0 {
+				nextLo += i
+			} else {
+				nextLo = -2
+			}
+		}
+		if nextUp != -2 && nextUp < i {
+			if nextUp = strings.IndexByte(s[i:], up); nextUp >= 0 {
+				nextUp += i
+			} else {
+				nextUp = -2
+			}
+		}
+		switch {
+		case nextLo == -2 && nextUp == -2:
+			return false
+		case nextUp == -2 || nextLo != -2 && nextLo < nextUp:
+			i = nextLo
+		default:
+			i = nextUp
+		}
+		if i+len(sub) <= len(s) && strings.EqualFold(s[i:i+len(sub)], sub) {
 			return true
 		}
+		i++
 	}
 	return false
 }

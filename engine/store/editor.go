@@ -415,8 +415,12 @@ func lookup(tt *txTable, v *tview, key []byte) ([]byte, *pent, error) {
 // (absentAbove) the snapshot cannot hold it.
 func (e *editor) lookupNew(tx *Txn, tt *txTable, v *tview, key []byte) ([]byte, *pent, error) {
 	if t := tt.trees[0]; t != nil {
-		if p, ok := t.Get(pent{key: string(key)}); ok {
-			return p.val, &p, nil
+		// A key past the buffer's largest (a load in key order) is not
+		// in it: the right spine is cheaper than a search.
+		if mx, ok := t.Max(); ok && string(key) <= mx.key {
+			if p, ok := t.Get(pent{key: string(key)}); ok {
+				return p.val, &p, nil
+			}
 		}
 	}
 	if absent, err := e.absentAbove(tx, v, key); err != nil || absent {

@@ -674,6 +674,7 @@ func (s *Store) commitBatch(batch []*commitReq) {
 	// is published before that.
 	err := wal.Logged(s.db, func(btx *bolt.Tx, wrec *wal.Rec) error {
 		recs, last = recs[:0], 0
+		wrec.Expect(batchBytes(batch))
 		for i, req := range batch {
 			results[i] = nil
 			if err := s.validate(btx, req); err != nil {
@@ -714,6 +715,44 @@ func (s *Store) commitBatch(batch []*commitReq) {
 		req.done <- results[i]
 	}
 }
+
+// batchBytes is the bytes of keys and values of a batch's buffers (0 for a
+// small batch, which is not counted), for wal.Rec.Expect: a batch it
+// overstates (entries that turn out to change nothing) goes to bbolt
+// directly, which is as durable and atomic, only slower for a small one.
+func batchBytes(batch []*commitReq) int {
+	n := 0
+	for _, req := range batch {
+		for _, tt := range req.tables {
+			for _, t := range tt.trees {
+				if t != nil {
+					n += t.Len()
+				}
+			}
+		}
+	}
+	if n < bigBatchEntries {
+		return 0
+	}
+	b := 0
+	for _, req := range batch {
+		for _, tt := range req.tables {
+			for _, t := range tt.trees {
+				if t != nil {
+					t.Ascend(func(p pent) bool {
+						b += len(p.key) + len(p.val)
+						return true
+					})
+				}
+			}
+		}
+	}
+	return b
+}
+
+// bigBatchEntries: a batch of fewer entries is not measured by batchBytes
+// (the recorder's own limit still applies).
+const bigBatchEntries = 50000
 
 func (tt *txTable) empty() bool {
 	for _, t := range tt.trees {
@@ -814,9 +853,9 @@ func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[
 		return err
 	}
 	var ferr error
-	n := 0
+	n := 0 // room for the before images (a large tree may append: a range)
 	for _, t := range tt.trees {
-		if t != nil {
+		if t != nil && t.Len() < rangeMinKeys {
 			n += t.Len()
 		}
 	}
@@ -845,13 +884,23 @@ func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[
 		}
 		// A buffer whose smallest key sorts after the bucket's last one
 		// (a bulk load in key order) is appended: no key of it is stored,
-		// and full pages suit ascending puts.
+		// and full pages suit ascending puts (bbolt splits a node at
+		// FillPercent of a page: the pages it leaves behind are filled
+		// to the brim, as import.go's are; a later insert in the middle
+		// splits the one page it lands on).
 		appending := false
 		if lo, ok := t.Min(); ok {
 			if last, _ := bkt.Cursor().Last(); last == nil || bytes.Compare([]byte(lo.key), last) > 0 {
 				appending = true
-				bkt.FillPercent = 0.9
+				bkt.FillPercent = 1.0
 			}
+		}
+		// A large append registers its keys as one range (mvcc.go).
+		asRange := appending && t.Len() >= rangeMinKeys && s.mv.rangeRoom(bid)
+		if asRange {
+			lo, _ := t.Min()
+			hi, _ := t.Max()
+			rec.ranges = append(rec.ranges, appendRange{b: bid, lo: lo.key, hi: hi.key})
 		}
 		t.Ascend(func(p pent) bool {
 			kb := []byte(p.key)
@@ -879,6 +928,9 @@ func (s *Store) applyTable(btx *bolt.Tx, tt *txTable, rec *commitRec, befores *[
 					return false
 				}
 				wrec.Put(path, kb, p.val)
+				if asRange {
+					return true
+				}
 			}
 			rec.keys = append(rec.keys, ovRef{b: bid, key: p.key})
 			*befores = append(*befores, before)
