@@ -113,6 +113,9 @@ type Store struct {
 	mv    *mvcc
 	group groupCommit
 	locks lockTable // row locks (lock.go)
+	// testAfterDurable, in tests, runs once a batch's clients were
+	// answered and before bbolt commits it (commitBatch).
+	testAfterDurable func()
 
 	mu  sync.RWMutex // guards dbs and the tables maps; held by DDL
 	dbs map[string]*dbState
@@ -433,6 +436,7 @@ func (s *Store) RowCount(db, table string) (int64, error) {
 
 func (s *Store) rowCount(ts *tableState) (uint64, error) {
 	var n uint64
+	s.mv.settled()
 	err := s.db.View(func(tx *bolt.Tx) error {
 		tb := tableBucket(tx, ts.db.key, ts.id)
 		if tb == nil {

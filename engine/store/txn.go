@@ -339,7 +339,7 @@ func (tt *txTable) currentRead(tx *Txn, single bool) uint64 {
 		return tx.snapshotLocked()
 	}
 	if tt.readTS == 0 {
-		tt.readTS = max(tx.snapshotLocked(), tx.s.mv.lastTS.Load())
+		tt.readTS = max(tx.snapshotLocked(), tx.s.mv.latest())
 	}
 	return tt.readTS
 }
@@ -648,6 +648,19 @@ func (g *groupCommit) lead(s *Store) {
 	g.queue = nil
 	g.mu.Unlock()
 
+	if wal.Enabled(s.db) {
+		// The batch's clients are answered once its log record is durable
+		// (commitBatch); bbolt's commit, the publication and a checkpoint
+		// then run here while they send their next statements, and the
+		// next batch waits for them (the group stays busy).
+		go g.run(s, batch)
+		return
+	}
+	g.run(s, batch)
+}
+
+// run commits one batch, then hands the leadership on or ends it.
+func (g *groupCommit) run(s *Store, batch []*commitReq) {
 	start := time.Now()
 	s.commitBatch(batch)
 	dur := time.Since(start)
@@ -665,14 +678,36 @@ func (g *groupCommit) lead(s *Store) {
 
 // commitBatch applies a batch of commits in one durable bbolt transaction
 // and answers each.
+//
+// Through the write-ahead log the batch's writes are recorded and the record
+// made durable before bbolt commits, and nothing is published before bbolt
+// has committed. The clients are answered as soon as the record is durable
+// (wal.LoggedThen), before bbolt's commit: until the batch is published,
+// every new snapshot, current read and direct read waits for it
+// (mvcc.settled), so that a commit, once acknowledged, is seen by every
+// statement that starts after it — on any connection — and by none that
+// starts before it is durable.
 func (s *Store) commitBatch(batch []*commitReq) {
 	results := make([]error, len(batch))
 	var recs []*commitRec
 	var last uint64
-	// Through the write-ahead log (wal.Logged): the batch's writes are
-	// recorded and the record made durable before bbolt commits; nothing
-	// is published before that.
-	err := wal.Logged(s.db, func(btx *bolt.Tx, wrec *wal.Rec) error {
+	var acked chan struct{}
+	answered := false
+	answer := func() {
+		for i, req := range batch {
+			req.done <- results[i]
+		}
+		answered = true
+	}
+	durable := func() {
+		acked = make(chan struct{})
+		s.mv.pending.Store(&acked)
+		if h := s.testAfterDurable; h != nil {
+			defer h()
+		}
+		answer()
+	}
+	err := wal.LoggedThen(s.db, func(btx *bolt.Tx, wrec *wal.Rec) error {
 		recs, last = recs[:0], 0
 		for i, req := range batch {
 			results[i] = nil
@@ -697,7 +732,7 @@ func (s *Store) commitBatch(batch []*commitReq) {
 			last = ts
 		}
 		return nil
-	})
+	}, durable)
 	if err != nil {
 		for _, rec := range recs {
 			rec.aborted.Store(true)
@@ -710,8 +745,12 @@ func (s *Store) commitBatch(batch []*commitReq) {
 	} else if last != 0 {
 		s.mv.publish(last)
 	}
-	for i, req := range batch {
-		req.done <- results[i]
+	if acked != nil {
+		s.mv.pending.Store(nil)
+		close(acked)
+	}
+	if !answered {
+		answer()
 	}
 }
 

@@ -285,6 +285,16 @@ func Update(db *bolt.DB, fn func(*bolt.Tx) error) error {
 // be visible before Logged returns. Without a log rec is nil (its methods do
 // nothing) and this is db.Update.
 func Logged(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error) error {
+	return LoggedThen(db, fn, nil)
+}
+
+// LoggedThen is Logged that also calls durable as soon as the record is
+// fdatasynced, before bbolt's commit (without fsync) and any checkpoint: the
+// commit is then durable (recovery replays it) and may be acknowledged,
+// although bbolt's readers do not see it until LoggedThen returns. durable is
+// not called when nothing was logged, when fn or the log write failed, or
+// without a log.
+func LoggedThen(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error, durable func()) error {
 	l := logOf(db)
 	if l == nil {
 		return db.Update(func(tx *bolt.Tx) error { return fn(tx, nil) })
@@ -316,6 +326,9 @@ func Logged(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error) error {
 		l.buf = rec.b[:0]
 		logged = true
 		l.since++
+		if durable != nil {
+			durable()
+		}
 		return nil
 	})
 	if err != nil && logged {
