@@ -16,7 +16,7 @@ import (
 // at its log fdatasync, before bbolt commits it (commitBatch): a statement
 // that starts after the commit was acknowledged sees it, on any connection
 // and on the direct read paths. The commit is held between its
-// acknowledgement and bbolt's commit (testAfterDurable) until the reader is
+// acknowledgement and bbolt's commit (wal.SetTailHook) until the reader is
 // waiting for it (testOnSettle), so the order is forced, not timed. The
 // must-fail variant turns the wait off (noSettle): the reader then runs at
 // once, before bbolt's commit, and must miss the acknowledged row.
@@ -55,7 +55,7 @@ func TestAckedCommitSeenByLaterReads(t *testing.T) {
 				h.mustQuery("CREATE TABLE t (id INT PRIMARY KEY, k INT, c INT, KEY k_1 (k))")
 				h.s.mv.noSettle = mustFail
 				g := &gate{}
-				h.s.testAfterDurable = g.wait
+				wal.SetTailHook(h.db, g.wait)
 				h.s.mv.testOnSettle = g.open
 				read := readers[name]
 				for id := 1; id <= 3; id++ {
@@ -123,7 +123,7 @@ func (g *gate) arm() {
 	g.mu.Unlock()
 }
 
-// wait (the store's testAfterDurable) blocks the armed commit.
+// wait (the log's tail hook) blocks the armed commit.
 func (g *gate) wait() {
 	g.mu.Lock()
 	armed, ch := g.armed, g.release

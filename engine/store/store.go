@@ -113,9 +113,6 @@ type Store struct {
 	mv    *mvcc
 	group groupCommit
 	locks lockTable // row locks (lock.go)
-	// testAfterDurable, in tests, runs once a batch's clients were
-	// answered and before bbolt commits it (commitBatch).
-	testAfterDurable func()
 
 	mu  sync.RWMutex // guards dbs and the tables maps; held by DDL
 	dbs map[string]*dbState

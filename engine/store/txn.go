@@ -648,46 +648,38 @@ func (g *groupCommit) lead(s *Store) {
 	g.queue = nil
 	g.mu.Unlock()
 
-	if wal.Enabled(s.db) {
-		// The batch's clients are answered once its log record is durable
-		// (commitBatch); bbolt's commit, the publication and a checkpoint
-		// then run here while they send their next statements, and the
-		// next batch waits for them (the group stays busy).
-		go g.run(s, batch)
-		return
-	}
-	g.run(s, batch)
-}
-
-// run commits one batch, then hands the leadership on or ends it.
-func (g *groupCommit) run(s *Store, batch []*commitReq) {
 	start := time.Now()
-	s.commitBatch(batch)
-	dur := time.Since(start)
-
-	g.mu.Lock()
-	g.sizes[g.nBatch%gatherWindow], g.lastDur = len(batch), dur
-	g.nBatch++
-	if len(g.queue) > 0 {
-		g.queue[0].done <- errLead // its done is empty: it is in no batch yet
-	} else {
-		g.busy = false
-	}
-	g.mu.Unlock()
+	// With the write-ahead log the batch's clients are answered once its
+	// record is durable, and bbolt's commit, the publication and a
+	// checkpoint run on another goroutine while they send their next
+	// statements; the next batch waits for them (the group stays busy).
+	s.commitBatch(batch, func() {
+		dur := time.Since(start)
+		g.mu.Lock()
+		g.sizes[g.nBatch%gatherWindow], g.lastDur = len(batch), dur
+		g.nBatch++
+		if len(g.queue) > 0 {
+			g.queue[0].done <- errLead // its done is empty: it is in no batch yet
+		} else {
+			g.busy = false
+		}
+		g.mu.Unlock()
+	})
 }
 
-// commitBatch applies a batch of commits in one durable bbolt transaction
-// and answers each.
+// commitBatch applies a batch of commits in one durable bbolt transaction,
+// answers each, and calls after once the batch is published (on another
+// goroutine when the clients were answered before bbolt's commit).
 //
 // Through the write-ahead log the batch's writes are recorded and the record
 // made durable before bbolt commits, and nothing is published before bbolt
 // has committed. The clients are answered as soon as the record is durable
-// (wal.LoggedThen), before bbolt's commit: until the batch is published,
+// (wal.LoggedAsync), before bbolt's commit: until the batch is published,
 // every new snapshot, current read and direct read waits for it
 // (mvcc.settled), so that a commit, once acknowledged, is seen by every
 // statement that starts after it — on any connection — and by none that
 // starts before it is durable.
-func (s *Store) commitBatch(batch []*commitReq) {
+func (s *Store) commitBatch(batch []*commitReq, after func()) {
 	results := make([]error, len(batch))
 	var recs []*commitRec
 	var last uint64
@@ -702,12 +694,9 @@ func (s *Store) commitBatch(batch []*commitReq) {
 	durable := func() {
 		acked = make(chan struct{})
 		s.mv.pending.Store(&acked)
-		if h := s.testAfterDurable; h != nil {
-			defer h()
-		}
 		answer()
 	}
-	err := wal.LoggedThen(s.db, func(btx *bolt.Tx, wrec *wal.Rec) error {
+	wal.LoggedAsync(s.db, func(btx *bolt.Tx, wrec *wal.Rec) error {
 		recs, last = recs[:0], 0
 		for i, req := range batch {
 			results[i] = nil
@@ -732,26 +721,28 @@ func (s *Store) commitBatch(batch []*commitReq) {
 			last = ts
 		}
 		return nil
-	}, durable)
-	if err != nil {
-		for _, rec := range recs {
-			rec.aborted.Store(true)
-		}
-		for i := range results {
-			if results[i] == nil {
-				results[i] = fmt.Errorf("commit: %w", err)
+	}, durable, func(err error) {
+		if err != nil {
+			for _, rec := range recs {
+				rec.aborted.Store(true)
 			}
+			for i := range results {
+				if results[i] == nil {
+					results[i] = fmt.Errorf("commit: %w", err)
+				}
+			}
+		} else if last != 0 {
+			s.mv.publish(last)
 		}
-	} else if last != 0 {
-		s.mv.publish(last)
-	}
-	if acked != nil {
-		s.mv.pending.Store(nil)
-		close(acked)
-	}
-	if !answered {
-		answer()
-	}
+		if acked != nil {
+			s.mv.pending.Store(nil)
+			close(acked)
+		}
+		if !answered {
+			answer()
+		}
+		after()
+	})
 }
 
 func (tt *txTable) empty() bool {

@@ -79,6 +79,7 @@ type hooks struct {
 	skipLogSync  bool                        // must-fail: records are not fdatasynced
 	noPin        bool                        // must-fail: checkpoints pin nothing
 	fatal        func(error)                 // instead of exiting
+	beforeTail   func()                      // LoggedAsync's goroutine starts (SetTailHook)
 }
 
 var registry sync.Map // *bolt.DB → *Log
@@ -295,54 +296,120 @@ func Logged(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error) error {
 // not called when nothing was logged, when fn or the log write failed, or
 // without a log.
 func LoggedThen(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error, durable func()) error {
+	var out error
+	logged(db, fn, durable, false, func(err error) { out = err })
+	return out
+}
+
+// LoggedAsync is LoggedThen whose tail runs on a new goroutine: once durable
+// has returned, LoggedAsync returns, and bbolt's commit (without fsync), a
+// checkpoint when one is due and then done(err) follow there, with the log
+// (and so every other bbolt writer) held until they are over. When nothing
+// was logged, or fn or the log write failed, or without a log, everything
+// runs before LoggedAsync returns, done included.
+func LoggedAsync(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error, durable func(), done func(error)) {
+	logged(db, fn, durable, true, done)
+}
+
+func logged(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error, durable func(), async bool, done func(error)) {
 	l := logOf(db)
 	if l == nil {
-		return db.Update(func(tx *bolt.Tx) error { return fn(tx, nil) })
+		done(db.Update(func(tx *bolt.Tx) error { return fn(tx, nil) }))
+		return
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
-		return bolt.ErrDatabaseNotOpen
+		l.mu.Unlock()
+		done(bolt.ErrDatabaseNotOpen)
+		return
 	}
-	var logged, ckpt bool
-	err := db.Update(func(tx *bolt.Tx) error {
-		logged = false
-		rec := l.newRec()
-		if err := fn(tx, rec); err != nil {
-			return err
+	tx, err := db.Begin(true)
+	if err != nil {
+		l.mu.Unlock()
+		done(err)
+		return
+	}
+	ok := false
+	defer func() {
+		if !ok { // fn panicked (as db.Update does)
+			_ = tx.Rollback()
+			l.mu.Unlock()
 		}
-		if rec.ops == 0 {
-			return nil
-		}
+	}()
+	rec := l.newRec()
+	if err := fn(tx, rec); err != nil {
+		ok = true
+		_ = tx.Rollback()
+		l.mu.Unlock()
+		done(err)
+		return
+	}
+	ckpt := false
+	if rec.ops > 0 {
 		if l.mapAtRisk(tx, len(rec.b)) {
 			l.unpin() // a checkpoint follows the commit
 			ckpt = true
 		}
 		if err := l.appendLocked(rec.b); err != nil {
+			ok = true
 			// The record may or may not be on disk: only recovery knows.
 			l.fatal(err)
-			return err
+			_ = tx.Rollback()
+			l.mu.Unlock()
+			done(err)
+			return
 		}
 		l.buf = rec.b[:0]
-		logged = true
 		l.since++
 		if durable != nil {
 			durable()
 		}
-		return nil
-	})
-	if err != nil && logged {
+	}
+	ok = true
+	tail := func() {
+		if l.h.beforeTail != nil {
+			l.h.beforeTail()
+		}
+		err := l.finishLocked(tx, rec.ops > 0, ckpt)
+		l.mu.Unlock()
+		done(err)
+	}
+	if async && rec.ops > 0 {
+		go tail()
+		return
+	}
+	tail()
+}
+
+// SetTailHook makes f run, in tests of other packages, at the start of
+// LoggedAsync's goroutine: after the clients were answered, before bbolt's
+// commit. Set it before any commit.
+func SetTailHook(db *bolt.DB, f func()) {
+	if l := logOf(db); l != nil {
+		l.mu.Lock()
+		l.h.beforeTail = f
+		l.mu.Unlock()
+	}
+}
+
+// finishLocked commits tx (without fsync) and checkpoints when one is due.
+// A failure once the record is durable stops the process.
+func (l *Log) finishLocked(tx *bolt.Tx, logged, ckpt bool) error {
+	if err := tx.Commit(); err != nil {
+		if !logged {
+			return err
+		}
 		err = fmt.Errorf("wal: bbolt commit failed after its log record was durable: %w", err)
 		l.fatal(err)
 		return err
 	}
 	if ckpt || l.since >= ckptCommits || l.off >= ckptAt || time.Since(l.lastCkpt) >= ckptAge {
-		if cerr := l.checkpointLocked(); cerr != nil {
-			l.fatal(cerr)
-			return cerr
+		if err := l.checkpointLocked(); err != nil {
+			l.fatal(err)
+			return err
 		}
 	}
-	return err
+	return nil
 }
 
 // Checkpoint makes bbolt's file the new base and empties the log.
