@@ -677,8 +677,8 @@ func (g *groupCommit) lead(s *Store) {
 // (wal.LoggedAsync), before bbolt's commit: until the batch is published,
 // every new snapshot, current read and direct read waits for it
 // (mvcc.settled), so that a commit, once acknowledged, is seen by every
-// statement that starts after it — on any connection — and by none that
-// starts before it is durable.
+// statement that starts after it, on any connection, while nothing is
+// visible before its record is durable.
 func (s *Store) commitBatch(batch []*commitReq, after func()) {
 	results := make([]error, len(batch))
 	var recs []*commitRec
