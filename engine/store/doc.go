@@ -18,7 +18,9 @@
 // with their own writes laid over it. COMMIT applies everything in one bbolt
 // write transaction, durable before the client hears back: through the
 // write-ahead log (package wal) when the file was opened with it (a log
-// record fdatasynced before bbolt commits without fsync), else bbolt's own
+// record fdatasynced before bbolt commits without fsync; the client is
+// answered at that fdatasync, and statements that start before bbolt's
+// commit is published wait for it: txn.go, commitBatch), else bbolt's own
 // fsync. Every other write of the store goes through wal.Update. Writers lock
 // the rows they write until the end of their transaction and wait for each
 // other (lock.go: 1205 on timeout, 1213 on a deadlock); a writer that finds

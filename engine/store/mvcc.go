@@ -106,7 +106,15 @@ func ovLess(a, b *ovKey) bool { return a.key < b.key }
 // mvcc is the store-wide version registry.
 type mvcc struct {
 	lastTS atomic.Uint64 // last published commit
-	nextTS atomic.Uint64 // next timestamp to assign (inside a bbolt write transaction)
+	// pending, while set, is closed once the batch being committed is
+	// published: its clients were answered when its log record became
+	// durable, before bbolt's commit (commitBatch).
+	pending atomic.Pointer[chan struct{}]
+	nextTS  atomic.Uint64 // next timestamp to assign (inside a bbolt write transaction)
+	// Test instruments: noSettle (must-fail variant) makes reads not wait
+	// for pending; testOnSettle runs when a read is about to wait.
+	noSettle     bool
+	testOnSettle func()
 
 	mu      sync.Mutex // guards active and commits
 	active  map[*Txn]uint64
@@ -146,8 +154,25 @@ func (m *mvcc) publish(ts uint64) {
 	}
 }
 
+// settled waits until every acknowledged commit is published.
+func (m *mvcc) settled() {
+	if p := m.pending.Load(); p != nil && !m.noSettle {
+		if m.testOnSettle != nil {
+			m.testOnSettle()
+		}
+		<-*p
+	}
+}
+
+// latest is the last published commit, once every acknowledged one is.
+func (m *mvcc) latest() uint64 {
+	m.settled()
+	return m.lastTS.Load()
+}
+
 // snapshot registers tx as reading at the current snapshot and returns it.
 func (m *mvcc) snapshot(tx *Txn) uint64 {
+	m.settled()
 	m.mu.Lock()
 	s := m.lastTS.Load()
 	m.active[tx] = s

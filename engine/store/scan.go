@@ -38,6 +38,7 @@ func (s *Store) scanPlan(db, table string, cols []string) (*tableState, *tableMe
 
 func (s *Store) scan(ts *tableState, m *tableMeta, start func(n int64) error, fn func(v []byte) error) (int64, error) {
 	var n int64
+	s.mv.settled()
 	err := s.db.View(func(tx *bolt.Tx) error {
 		tb := tableBucket(tx, ts.db.key, ts.id)
 		st, err := readStat(tb, m)

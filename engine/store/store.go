@@ -433,6 +433,7 @@ func (s *Store) RowCount(db, table string) (int64, error) {
 
 func (s *Store) rowCount(ts *tableState) (uint64, error) {
 	var n uint64
+	s.mv.settled()
 	err := s.db.View(func(tx *bolt.Tx) error {
 		tb := tableBucket(tx, ts.db.key, ts.id)
 		if tb == nil {

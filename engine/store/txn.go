@@ -339,7 +339,7 @@ func (tt *txTable) currentRead(tx *Txn, single bool) uint64 {
 		return tx.snapshotLocked()
 	}
 	if tt.readTS == 0 {
-		tt.readTS = max(tx.snapshotLocked(), tx.s.mv.lastTS.Load())
+		tt.readTS = max(tx.snapshotLocked(), tx.s.mv.latest())
 	}
 	return tt.readTS
 }
@@ -649,30 +649,54 @@ func (g *groupCommit) lead(s *Store) {
 	g.mu.Unlock()
 
 	start := time.Now()
-	s.commitBatch(batch)
-	dur := time.Since(start)
-
-	g.mu.Lock()
-	g.sizes[g.nBatch%gatherWindow], g.lastDur = len(batch), dur
-	g.nBatch++
-	if len(g.queue) > 0 {
-		g.queue[0].done <- errLead // its done is empty: it is in no batch yet
-	} else {
-		g.busy = false
-	}
-	g.mu.Unlock()
+	// With the write-ahead log the batch's clients are answered once its
+	// record is durable, and bbolt's commit, the publication and a
+	// checkpoint run on another goroutine while they send their next
+	// statements; the next batch waits for them (the group stays busy).
+	s.commitBatch(batch, func() {
+		dur := time.Since(start)
+		g.mu.Lock()
+		g.sizes[g.nBatch%gatherWindow], g.lastDur = len(batch), dur
+		g.nBatch++
+		if len(g.queue) > 0 {
+			g.queue[0].done <- errLead // its done is empty: it is in no batch yet
+		} else {
+			g.busy = false
+		}
+		g.mu.Unlock()
+	})
 }
 
-// commitBatch applies a batch of commits in one durable bbolt transaction
-// and answers each.
-func (s *Store) commitBatch(batch []*commitReq) {
+// commitBatch applies a batch of commits in one durable bbolt transaction,
+// answers each, and calls after once the batch is published (on another
+// goroutine when the clients were answered before bbolt's commit).
+//
+// Through the write-ahead log the batch's writes are recorded and the record
+// made durable before bbolt commits, and nothing is published before bbolt
+// has committed. The clients are answered as soon as the record is durable
+// (wal.LoggedAsync), before bbolt's commit: until the batch is published,
+// every new snapshot, current read and direct read waits for it
+// (mvcc.settled), so that a commit, once acknowledged, is seen by every
+// statement that starts after it, on any connection, while nothing is
+// visible before its record is durable.
+func (s *Store) commitBatch(batch []*commitReq, after func()) {
 	results := make([]error, len(batch))
 	var recs []*commitRec
 	var last uint64
-	// Through the write-ahead log (wal.Logged): the batch's writes are
-	// recorded and the record made durable before bbolt commits; nothing
-	// is published before that.
-	err := wal.Logged(s.db, func(btx *bolt.Tx, wrec *wal.Rec) error {
+	var acked chan struct{}
+	answered := false
+	answer := func() {
+		for i, req := range batch {
+			req.done <- results[i]
+		}
+		answered = true
+	}
+	durable := func() {
+		acked = make(chan struct{})
+		s.mv.pending.Store(&acked)
+		answer()
+	}
+	wal.LoggedAsync(s.db, func(btx *bolt.Tx, wrec *wal.Rec) error {
 		recs, last = recs[:0], 0
 		wrec.Expect(batchBytes(batch))
 		for i, req := range batch {
@@ -698,22 +722,28 @@ func (s *Store) commitBatch(batch []*commitReq) {
 			last = ts
 		}
 		return nil
-	})
-	if err != nil {
-		for _, rec := range recs {
-			rec.aborted.Store(true)
-		}
-		for i := range results {
-			if results[i] == nil {
-				results[i] = fmt.Errorf("commit: %w", err)
+	}, durable, func(err error) {
+		if err != nil {
+			for _, rec := range recs {
+				rec.aborted.Store(true)
 			}
+			for i := range results {
+				if results[i] == nil {
+					results[i] = fmt.Errorf("commit: %w", err)
+				}
+			}
+		} else if last != 0 {
+			s.mv.publish(last)
 		}
-	} else if last != 0 {
-		s.mv.publish(last)
-	}
-	for i, req := range batch {
-		req.done <- results[i]
-	}
+		if acked != nil {
+			s.mv.pending.Store(nil)
+			close(acked)
+		}
+		if !answered {
+			answer()
+		}
+		after()
+	})
 }
 
 // batchBytes is the bytes of keys and values of a batch's buffers (0 for a

@@ -36,7 +36,10 @@
 // Logged is the group commit's path: inside bbolt's write transaction the
 // caller applies its writes and records them; the record is written and
 // fdatasynced before bbolt commits, and a bbolt commit that fails after that
-// stops the process (recovery replays the record).
+// stops the process (recovery replays the record). LoggedThen and LoggedAsync
+// also call back the moment the record is durable, so that the store can
+// answer its clients then; LoggedAsync runs bbolt's commit and a due
+// checkpoint on another goroutine, holding the log until they are over.
 //
 // Mapping. The pinned reader holds bbolt's mmap lock, and a commit that
 // needs a larger mapping would wait for it forever; a write that could

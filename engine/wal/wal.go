@@ -87,6 +87,7 @@ type hooks struct {
 	noPin          bool                        // must-fail: checkpoints pin nothing
 	skipDirectCkpt bool                        // must-fail: a commit too large to log returns without its checkpoint
 	fatal          func(error)                 // instead of exiting
+	beforeTail     func()                      // LoggedAsync's goroutine starts (SetTailHook)
 }
 
 var registry sync.Map // *bolt.DB → *Log
@@ -296,63 +297,150 @@ func Update(db *bolt.DB, fn func(*bolt.Tx) error) error {
 // checkpoint does not use) and a checkpoint follows; a crash before the
 // checkpoint record is durable recovers the state before it.
 func Logged(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error) error {
+	return LoggedThen(db, fn, nil)
+}
+
+// LoggedThen is Logged that also calls durable as soon as the record is
+// fdatasynced, before bbolt's commit (without fsync) and any checkpoint: the
+// commit is then durable (recovery replays it) and may be acknowledged,
+// although bbolt's readers do not see it until LoggedThen returns. durable is
+// not called when nothing was logged, when fn or the log write failed, or
+// without a log.
+func LoggedThen(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error, durable func()) error {
+	var out error
+	logged(db, fn, durable, false, func(err error) { out = err })
+	return out
+}
+
+// LoggedAsync is LoggedThen whose tail runs on a new goroutine: once durable
+// has returned, LoggedAsync returns, and bbolt's commit (without fsync), a
+// checkpoint when one is due and then done(err) follow there, with the log
+// (and so every other bbolt writer) held until they are over. When nothing
+// was logged, or fn or the log write failed, or without a log, everything
+// runs before LoggedAsync returns, done included.
+func LoggedAsync(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error, durable func(), done func(error)) {
+	logged(db, fn, durable, true, done)
+}
+
+func logged(db *bolt.DB, fn func(tx *bolt.Tx, rec *Rec) error, durable func(), async bool, done func(error)) {
 	l := logOf(db)
 	if l == nil {
-		return db.Update(func(tx *bolt.Tx) error { return fn(tx, nil) })
+		done(db.Update(func(tx *bolt.Tx) error { return fn(tx, nil) }))
+		return
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
-		return bolt.ErrDatabaseNotOpen
+		l.mu.Unlock()
+		done(bolt.ErrDatabaseNotOpen)
+		return
 	}
-	var logged, ckpt, direct bool
-	err := db.Update(func(tx *bolt.Tx) error {
-		logged, direct = false, false
-		rec := l.newRec()
-		if err := fn(tx, rec); err != nil {
-			return err
+	tx, err := db.Begin(true)
+	if err != nil {
+		l.mu.Unlock()
+		done(err)
+		return
+	}
+	ok := false
+	defer func() {
+		if !ok { // fn panicked (as db.Update does)
+			_ = tx.Rollback()
+			l.mu.Unlock()
 		}
-		if rec.big {
-			// Not logged: the checkpoint after the commit makes it
-			// durable, and the pin goes so that the commit can grow
-			// the mapping.
-			l.keepBuf(rec.b)
-			l.unpin()
-			direct = true
-			return nil
-		}
-		if rec.ops == 0 {
-			return nil
-		}
+	}()
+	rec := l.newRec()
+	if err := fn(tx, rec); err != nil {
+		ok = true
+		_ = tx.Rollback()
+		l.mu.Unlock()
+		done(err)
+		return
+	}
+	ckpt, direct, logged := false, false, false
+	switch {
+	case rec.big:
+		// Not logged: the checkpoint after the commit makes it durable
+		// (synchronously, before done: no early answer), and the pin goes
+		// so that the commit can grow the mapping.
+		l.keepBuf(rec.b)
+		l.unpin()
+		direct = true
+	case rec.ops > 0:
 		if l.mapAtRisk(tx, len(rec.b)) {
 			l.unpin() // a checkpoint follows the commit
 			ckpt = true
 		}
 		if err := l.appendLocked(rec.b); err != nil {
+			ok = true
 			// The record may or may not be on disk: only recovery knows.
+			l.fatal(err)
+			_ = tx.Rollback()
+			l.mu.Unlock()
+			done(err)
+			return
+		}
+		l.keepBuf(rec.b)
+		l.since++
+		logged = true
+		if durable != nil {
+			durable()
+		}
+	}
+	ok = true
+	tail := func() {
+		if l.h.beforeTail != nil {
+			l.h.beforeTail()
+		}
+		err := l.finishLocked(tx, logged, ckpt, direct)
+		l.mu.Unlock()
+		done(err)
+	}
+	if async && logged {
+		go tail()
+		return
+	}
+	tail()
+}
+
+// SetTailHook makes f run, in tests of other packages, at the start of
+// LoggedAsync's goroutine: after the clients were answered, before bbolt's
+// commit. Set it before any commit.
+func SetTailHook(db *bolt.DB, f func()) {
+	if l := logOf(db); l != nil {
+		l.mu.Lock()
+		l.h.beforeTail = f
+		l.mu.Unlock()
+	}
+}
+
+// finishLocked commits tx (without fsync) and checkpoints when one is due
+// or the commit was direct (not logged: the checkpoint makes it durable).
+// A failure once the record is durable stops the process.
+func (l *Log) finishLocked(tx *bolt.Tx, logged, ckpt, direct bool) error {
+	if err := tx.Commit(); err != nil {
+		if logged {
+			err = fmt.Errorf("wal: bbolt commit failed after its log record was durable: %w", err)
 			l.fatal(err)
 			return err
 		}
-		l.keepBuf(rec.b)
-		logged = true
-		l.since++
-		return nil
-	})
-	if err != nil && logged {
-		err = fmt.Errorf("wal: bbolt commit failed after its log record was durable: %w", err)
-		l.fatal(err)
+		if direct {
+			// The pin went before the commit: a checkpoint pins the
+			// unchanged file again before more logged commits reuse pages.
+			if cerr := l.checkpointLocked(); cerr != nil {
+				l.fatal(cerr)
+			}
+		}
 		return err
 	}
 	if direct && l.h.skipDirectCkpt {
-		return err // must-fail: acknowledged before it is durable
+		return nil // must-fail: acknowledged before it is durable
 	}
 	if direct || ckpt || l.since >= ckptCommits || l.off >= ckptAt || time.Since(l.lastCkpt) >= ckptAge {
-		if cerr := l.checkpointLocked(); cerr != nil {
-			l.fatal(cerr)
-			return cerr
+		if err := l.checkpointLocked(); err != nil {
+			l.fatal(err)
+			return err
 		}
 	}
-	return err
+	return nil
 }
 
 // Checkpoint makes bbolt's file the new base and empties the log.

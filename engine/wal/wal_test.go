@@ -667,3 +667,74 @@ func TestUnclean(t *testing.T) {
 		t.Fatalf("closed log: unclean %v, %v; want false", u, err)
 	}
 }
+
+// TestDurableCallbackOrder: LoggedThen calls durable (where the store
+// acknowledges its clients) only after the commit's record was written and
+// fdatasynced, and before bbolt's commit makes the writes visible to
+// readers; after it returns they are visible. The must-fail variant does not
+// fdatasync commit records (skipLogSync): durable then comes without a sync
+// of its record, which the check must catch.
+func TestDurableCallbackOrder(t *testing.T) {
+	for _, mustFail := range []bool{false, true} {
+		t.Run(fmt.Sprintf("mustFail=%v", mustFail), func(t *testing.T) {
+			small(t)
+			var written, synced bool
+			h := hooks{
+				beforeWrite: func(_ int64, rec []byte) {
+					written, synced = rec[hdrLen+16] == kindCommit, false
+				},
+				afterLogSync: func() { synced = written },
+				skipLogSync:  mustFail,
+			}
+			db, err := open(filepath.Join(t.TempDir(), "d.db"), testOpts, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer Close(db)
+			mkBucket(t, db, bktT)
+			visible := func(k string) bool {
+				var v []byte
+				if err := db.View(func(tx *bolt.Tx) error {
+					v = tx.Bucket(bktT).Get([]byte(k))
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				return v != nil
+			}
+			unsynced := 0
+			for i := range 5 {
+				k := fmt.Sprintf("k%d", i)
+				calls := 0
+				err := LoggedThen(db, func(tx *bolt.Tx, rec *Rec) error {
+					rec.Put([][]byte{bktT}, []byte(k), []byte("v"))
+					return tx.Bucket(bktT).Put([]byte(k), []byte("v"))
+				}, func() {
+					calls++
+					if !written || !synced {
+						unsynced++
+					}
+					if visible(k) {
+						t.Errorf("%s visible to a reader before bbolt's commit", k)
+					}
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if calls != 1 || !visible(k) {
+					t.Fatalf("%s: durable called %d times, visible after: %v", k, calls, visible(k))
+				}
+			}
+			// Nothing logged: durable is not called.
+			if err := LoggedThen(db, func(*bolt.Tx, *Rec) error { return nil }, func() { t.Error("durable called for an empty commit") }); err != nil {
+				t.Fatal(err)
+			}
+			if !mustFail && unsynced > 0 {
+				t.Fatalf("durable called %d times before the record's fdatasync", unsynced)
+			}
+			if mustFail && unsynced == 0 {
+				t.Fatal("records were not synced but the check saw nothing: it has no teeth")
+			}
+		})
+	}
+}
