@@ -551,10 +551,7 @@ func boxLLR(t testing.TB, tr *Trainer, exact bool) audit.Sampler {
 		if side == 1 {
 			ds = d1
 		}
-		clip, err := tr.releaseClip(ds.x, ds.y)
-		if err != nil {
-			t.Fatal(err)
-		}
+		clip := sideClip(t, tr, side, d0, d1)
 		if exact {
 			clip.withBox(exactBox(tr, ds))
 		}

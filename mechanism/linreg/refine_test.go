@@ -109,9 +109,10 @@ func TestRefineScales(t *testing.T) {
 }
 
 // TestRefineRule: the public rule refines private-bounds plans with one
-// zCDP event (δ > 0) and d ≥ RefineMinFeatures; δ = 0, the declared boxes,
-// the basic-composition branch and d < 10 keep AdaSSP alone. The model
-// records the steps.
+// zCDP event (δ > 0), d ≥ RefineMinFeatures, and n·ε ≥ RefineMinNEps or
+// n ≥ RefineMinRowsPerDim·F; δ = 0, the declared boxes, the
+// basic-composition branch, d < 10 and small n·ε with small n/F keep
+// AdaSSP alone. The model records the steps.
 func TestRefineRule(t *testing.T) {
 	for _, c := range []struct {
 		d, n       int
