@@ -73,6 +73,9 @@ type planCache struct {
 	conns map[uint32]map[string]*planEntry
 
 	hits atomic.Uint64 // executions that re-used a cached plan
+
+	textOff  atomic.Bool   // test hook: text INSERTs take the ordinary path
+	textHits atomic.Uint64 // text INSERTs that re-used a cached plan (textinsert.go)
 }
 
 // PlanCacheHits is the number of prepared-statement executions that
@@ -103,6 +106,11 @@ type planEntry struct {
 	names    map[*expression.Literal]string
 	analyzed sql.Node
 	slots    map[*plan.IndexedTableAccess][]rangeSlot
+
+	// Text INSERTs (textinsert.go): the template's parse, and how many
+	// uses compared it with the text's.
+	stmt   ast.Statement
+	parsed int
 }
 
 type tableRef struct {
@@ -136,7 +144,10 @@ func cacheableTop(n sql.Node) bool {
 	switch n.(type) {
 	case *plan.Project, *plan.Filter, *plan.Sort, *plan.Distinct, *plan.OrderedDistinct, *plan.GroupBy,
 		*plan.Limit, *plan.TopN, *plan.InsertInto, *plan.Update, *plan.DeleteFrom,
-		*plan.ResolvedTable, *plan.IndexedTableAccess, *plan.StartTransaction, *plan.Commit, *plan.Rollback:
+		*plan.ResolvedTable, *plan.IndexedTableAccess, *plan.StartTransaction, *plan.Commit, *plan.Rollback,
+		// SHOW WARNINGS, and the VALUES of an INSERT, which the analyser
+		// analyses on their own.
+		plan.ShowWarnings, *plan.Values:
 		return true
 	}
 	return false
@@ -174,6 +185,9 @@ type cachingHandler struct {
 	pc       *planCache
 	sm       atomic.Pointer[server.SessionManager] // set once the server is built
 	sessions *sessionsByConn                       // for statement restarts (restart.go)
+	// Connections amid a multi-statement text (restart.go): its later
+	// statements arrive one by one and keep the ordinary path.
+	inMulti sync.Map
 }
 
 func (h *cachingHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
@@ -317,6 +331,7 @@ func schemaToFields(ctx *sql.Context, s sql.Schema) []*querypb.Field {
 func (h *cachingHandler) ConnectionClosed(c *mysql.Conn) {
 	h.pc.dropConn(c.ConnectionID)
 	h.sessions.m.Delete(c.ConnectionID)
+	h.inMulti.Delete(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 }
 
@@ -345,34 +360,45 @@ func (pc *planCache) plan(ctx context.Context, sm *server.SessionManager, c *mys
 	if !ok {
 		return nil
 	}
-	sqlCtx, err = sqlCtx.ProcessList.BeginOperation(sqlCtx)
-	if err != nil {
-		return nil
-	}
-	defer sqlCtx.ProcessList.EndOperation(sqlCtx)
-	if err := sql.SessionCommandBegin(sqlCtx.Session); err != nil {
-		return nil
-	}
-	defer sql.SessionCommandEnd(sqlCtx.Session)
-
 	astParams, err := bindVarsToAST(prepare.BindVars)
 	if err != nil {
 		return nil
 	}
+	node, hit := pc.planStmt(sqlCtx, en, stmt, query, astParams)
+	if hit {
+		pc.hits.Add(1)
+	}
+	return node
+}
+
+// planStmt plans the parsed statement stmt (of text query) with the
+// parameter values params through entry en: the re-used plan (hit), a
+// fresh analysis the entry learnt from, or nil for the normal path.
+func (pc *planCache) planStmt(sqlCtx *sql.Context, en *planEntry, stmt ast.Statement, query string, astParams map[string]ast.Expr) (sql.Node, bool) {
+	sqlCtx, err := sqlCtx.ProcessList.BeginOperation(sqlCtx)
+	if err != nil {
+		return nil, false
+	}
+	defer sqlCtx.ProcessList.EndOperation(sqlCtx)
+	if err := sql.SessionCommandBegin(sqlCtx.Session); err != nil {
+		return nil, false
+	}
+	defer sql.SessionCommandEnd(sqlCtx.Session)
+
 	gen := pc.gen.Load()
 	b := planbuilder.New(sqlCtx, pc.e.Analyzer.Catalog, pc.e.EventScheduler, pc.e.Parser)
 	b.SetBindings(astParams)
 	bound, qFlags, err := b.BindOnly(stmt, query, nil)
 	if err != nil || len(b.BindCtx().UnusedBindings()) > 0 {
-		return nil
+		return nil, false
 	}
 	if !cacheableTree(bound) {
 		en.never = true
-		return nil
+		return nil, false
 	}
 	// A READ ONLY transaction is enforced by an analyser rule.
 	if tx := sqlCtx.GetTransaction(); tx != nil && tx.IsReadOnly() && !plan.IsReadOnly(bound) {
-		return nil
+		return nil, false
 	}
 	tables := boundTables(bound)
 	// Statements on protected tables are never cached, for anyone: the
@@ -380,12 +406,12 @@ func (pc *planCache) plan(ctx context.Context, sm *server.SessionManager, c *mys
 	// by the normal path on every execution.
 	for _, t := range tables {
 		if t.key == "" || pc.g.cat.IsProtected(t.key) {
-			return nil
+			return nil, false
 		}
 	}
 	// The guard's pre-analysis check, for this user and catalog, now.
 	if out, _, err := pc.g.rule(sqlCtx, pc.e.Analyzer, bound, nil, nil, qFlags); err != nil || out != bound {
-		return nil
+		return nil, false
 	}
 
 	exprs := boundExprs(bound)
@@ -393,45 +419,44 @@ func (pc *planCache) plan(ctx context.Context, sm *server.SessionManager, c *mys
 		out, ok := en.rebind(sqlCtx, exprs)
 		if ok {
 			if post, _, err := pc.g.rule(sqlCtx, pc.e.Analyzer, out, nil, nil, qFlags); err != nil || post != out {
-				return nil
+				return nil, false
 			}
 			if en.verified >= verifyHits {
-				pc.hits.Add(1)
 				pc.start(sqlCtx)
-				return out
+				return out, true
 			}
 			fresh, err := pc.e.Analyzer.Analyze(sqlCtx, bound, nil, qFlags)
 			if err != nil {
-				return nil
+				return nil, false
 			}
 			if sql.DebugString(fresh) != sql.DebugString(out) {
 				en.never = true
 				en.analyzed = nil
-				return fresh
+				pc.start(sqlCtx)
+				return fresh, false
 			}
 			en.verified++
-			pc.hits.Add(1)
 			pc.start(sqlCtx)
-			return out
+			return out, true
 		}
 	}
 
 	analyzed, err := pc.e.Analyzer.Analyze(sqlCtx, bound, nil, qFlags)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	if !cacheableTree(analyzed) {
 		en.never = true
-		return nil
+		return nil, false
 	}
 	if !en.learn(sqlCtx, pc, stmt, query, bound, exprs, analyzed) {
 		en.misses++
 		en.analyzed = nil
-		return nil
+		return nil, false
 	}
 	en.gen, en.tables, en.verified = gen, tables, 0
 	pc.start(sqlCtx)
-	return analyzed
+	return analyzed, false
 }
 
 // start does what go-mysql-server does for an executed statement before
@@ -513,7 +538,7 @@ func cacheableTree(n sql.Node) bool {
 			case *plan.InsertInto:
 				if x.IsReplace || len(x.OnDupExprs) > 0 || len(x.Returning) > 0 {
 					ok = false
-				} else if _, isValues := x.Source.(*plan.Values); !isValues {
+				} else if !valuesSource(x.Source) {
 					ok = false
 				} else {
 					walk(x.Source)
@@ -545,6 +570,24 @@ func cacheableTree(n sql.Node) bool {
 	return ok
 }
 
+// valuesSource reports whether an INSERT's source is its VALUES, as bound
+// or as analysed (a projection of their columns and of the omitted
+// columns' defaults, whose expressions cacheableExpr checks).
+func valuesSource(n sql.Node) bool {
+	if p, ok := n.(*plan.Project); ok {
+		for _, e := range p.Projections {
+			switch e.(type) {
+			case *expression.GetField, *expression.Wrapper, *sql.ColumnDefaultValue:
+			default:
+				return false
+			}
+		}
+		n = p.Child
+	}
+	_, ok := n.(*plan.Values)
+	return ok
+}
+
 func cacheableExpr(e sql.Expression) bool {
 	ok := true
 	transform.InspectExpr(e, func(e sql.Expression) bool {
@@ -553,8 +596,12 @@ func cacheableExpr(e sql.Expression) bool {
 			*expression.LessThan, *expression.GreaterThanOrEqual, *expression.LessThanOrEqual,
 			*expression.Between, *expression.And, *expression.Or, *expression.Not, *expression.IsNull,
 			*expression.Arithmetic, *expression.Alias, *expression.SetField, *expression.Convert,
-			*expression.Star, *expression.Wrapper, *expression.AutoIncrement,
+			*expression.Star, *expression.Wrapper, *expression.AutoIncrement, *expression.UnaryMinus,
 			*aggregation.Sum, *aggregation.Count, *aggregation.Min, *aggregation.Max, *aggregation.Avg:
+			return false
+		case *sql.ColumnDefaultValue:
+			// An INSERT's column defaults (nil for a column without one);
+			// the default's expression is inspected as its child.
 			return false
 		case nil:
 			return false
