@@ -571,13 +571,14 @@ func cacheableTree(n sql.Node) bool {
 }
 
 // valuesSource reports whether an INSERT's source is its VALUES, as bound
-// or as analysed (a projection of their columns and of the omitted
-// columns' defaults, whose expressions cacheableExpr checks).
+// or as analysed (a projection of their columns, of the omitted columns'
+// defaults, whose expressions cacheableExpr checks, and of the
+// AUTO_INCREMENT column's next value).
 func valuesSource(n sql.Node) bool {
 	if p, ok := n.(*plan.Project); ok {
 		for _, e := range p.Projections {
 			switch e.(type) {
-			case *expression.GetField, *expression.Wrapper, *sql.ColumnDefaultValue:
+			case *expression.GetField, *expression.Wrapper, *sql.ColumnDefaultValue, *expression.AutoIncrement:
 			default:
 				return false
 			}
