@@ -320,3 +320,128 @@ func TestSplitTextInsert(t *testing.T) {
 		}
 	}
 }
+
+// tstep is one statement of a scenario, run as root or as the scenario's
+// user (%U, on database %D).
+type tstep struct {
+	user bool
+	q    string
+}
+
+func warmSteps(user bool, f string, from, n int) []tstep {
+	var s []tstep
+	for i := from; i < from+n; i++ {
+		s = append(s, tstep{user, strings.ReplaceAll(f, "#", fmt.Sprint(i))})
+	}
+	return s
+}
+
+func cat(parts ...[]tstep) []tstep {
+	var s []tstep
+	for _, p := range parts {
+		s = append(s, p...)
+	}
+	return s
+}
+
+// runScenario runs steps in a new database (cache on or off) and returns
+// the outcomes, the rows of w, and the cache hits.
+func runScenario(t *testing.T, ts *testServer, db string, on bool, steps []tstep) ([]string, uint64) {
+	t.Helper()
+	defer ts.e.SetTextInsertCache(on)()
+	root0 := ts.connect("root", rootPW, "")
+	mustExec(t, root0, "CREATE DATABASE "+db)
+	user := "u" + db
+	mustExec(t, root0, "CREATE USER '"+user+"'@'%' IDENTIFIED BY 'upw'")
+	mustExec(t, root0, "GRANT SELECT ON "+db+".* TO '"+user+"'@'%'")
+	root := textConn(t, ts, "root", rootPW, db, false)
+	for _, q := range []string{
+		"CREATE TABLE w (id INT PRIMARY KEY, k INT, s VARCHAR(20) DEFAULT 'd')",
+	} {
+		if _, err := root.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	uc := textConn(t, ts, user, "upw", db, false)
+	before := ts.e.TextInsertHits()
+	var out []string
+	for _, st := range steps {
+		q := strings.NewReplacer("%U", "'"+user+"'@'%'", "%D", db).Replace(st.q)
+		c := root
+		if st.user {
+			c = uc
+		}
+		// The database name differs between the runs.
+		out = append(out, strings.ReplaceAll(textOutcome(t, c, q), db, "DB"))
+	}
+	hits := ts.e.TextInsertHits() - before
+	rows, err := root.QueryContext(context.Background(), "SELECT * FROM w ORDER BY 1")
+	if err == nil {
+		for _, r := range rowStrings(t, rows) {
+			out = append(out, "w: "+r)
+		}
+	} else {
+		out = append(out, "w: "+err.Error())
+	}
+	return out, hits
+}
+
+// A DDL, GRANT/REVOKE or dp_protect between two text INSERTs takes effect
+// at once: every outcome is the one without the cache, while the cache was
+// in use before the change.
+func TestTextInsertChangesTakeEffect(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	warm := warmSteps(false, "INSERT INTO w (id, k) VALUES (#, #)", 1, 5)
+	warmAll := warmSteps(false, "INSERT INTO w VALUES (#, #, 's#')", 1, 5)
+	scenarios := []struct {
+		name  string
+		steps []tstep
+	}{
+		{"add column", cat(warm, warmAll[:0], []tstep{{false, "ALTER TABLE w ADD COLUMN z INT DEFAULT 42"}},
+			warmSteps(false, "INSERT INTO w (id, k) VALUES (#, #)", 10, 3),
+			warmSteps(false, "INSERT INTO w VALUES (#, #, 's')", 20, 3))},
+		{"full rows then add column", cat(warmAll, []tstep{{false, "ALTER TABLE w ADD COLUMN z INT DEFAULT 42"}},
+			warmSteps(false, "INSERT INTO w VALUES (#, #, 's#')", 10, 3))},
+		{"modify column", cat(warm, []tstep{{false, "ALTER TABLE w MODIFY COLUMN k TINYINT"}},
+			warmSteps(false, "INSERT INTO w (id, k) VALUES (#, 1#)", 10, 3))},
+		{"drop default", cat(warm, []tstep{{false, "ALTER TABLE w ALTER COLUMN s SET DEFAULT 'new'"}},
+			warmSteps(false, "INSERT INTO w (id, k) VALUES (#, #)", 10, 3))},
+		{"rename column", cat(warmAll, []tstep{{false, "ALTER TABLE w RENAME COLUMN k TO kk"}},
+			warmSteps(false, "INSERT INTO w (id, k) VALUES (#, #)", 10, 3))},
+		{"unique index", cat(warm, []tstep{{false, "CREATE UNIQUE INDEX uk ON w (k)"}},
+			warmSteps(false, "INSERT INTO w (id, k) VALUES (1#, 3)", 10, 3))},
+		{"check constraint", cat(warm, []tstep{{false, "ALTER TABLE w ADD CONSTRAINT kc CHECK (k < 10)"}},
+			warmSteps(false, "INSERT INTO w (id, k) VALUES (#, 5#)", 10, 3))},
+		{"drop and create", cat(warm, []tstep{{false, "DROP TABLE w"}, {false, "CREATE TABLE w (id INT PRIMARY KEY, k VARCHAR(2), s TEXT)"}},
+			warmSteps(false, "INSERT INTO w (id, k) VALUES (#, 12345)", 10, 3))},
+		{"drop", cat(warm, []tstep{{false, "DROP TABLE w"}},
+			warmSteps(false, "INSERT INTO w (id, k) VALUES (#, #)", 10, 3))},
+		{"dp_protect", cat(warm, []tstep{{false, "CALL dp_protect('w', 10, 0)"}},
+			warmSteps(false, "INSERT INTO w (id, k) VALUES (#, #)", 10, 3))},
+		{"revoke", cat([]tstep{{false, "GRANT INSERT ON %D.w TO %U"}},
+			warmSteps(true, "INSERT INTO w (id, k) VALUES (#, #)", 1, 5),
+			[]tstep{{false, "REVOKE INSERT ON %D.w FROM %U"}},
+			warmSteps(true, "INSERT INTO w (id, k) VALUES (#, #)", 10, 3),
+			[]tstep{{false, "GRANT INSERT ON %D.w TO %U"}},
+			warmSteps(true, "INSERT INTO w (id, k) VALUES (#, #)", 20, 3))},
+		{"no insert privilege", warmSteps(true, "INSERT INTO w (id, k) VALUES (#, #)", 1, 6)},
+	}
+	for i, sc := range scenarios {
+		off, _ := runScenario(t, ts, fmt.Sprintf("soff%d", i), false, sc.steps)
+		on, hits := runScenario(t, ts, fmt.Sprintf("son%d", i), true, sc.steps)
+		t.Logf("%s: %d cache hits", sc.name, hits)
+		if hits == 0 && sc.name != "no insert privilege" {
+			t.Errorf("%s: the cache was not used", sc.name)
+		}
+		compareOutcomes(t, on, off)
+		if sc.name == "no insert privilege" {
+			for j := 1; j < len(sc.steps); j++ {
+				a, b := on[j-1][strings.Index(on[j-1], "=>"):], on[j][strings.Index(on[j], "=>"):]
+				// go-mysql-server answers 1105 "command denied".
+				if !strings.HasPrefix(a, "=> error 1105 HY000 command denied") || a != b {
+					t.Errorf("refusals differ: %s / %s", on[j-1], on[j])
+				}
+			}
+		}
+	}
+}
