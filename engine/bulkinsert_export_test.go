@@ -45,3 +45,7 @@ func SplitTextInsert(q string) (string, bool) {
 	ti, ok := splitTextInsert(q)
 	return ti.template, ok
 }
+
+// TextInsertFastHits is the number of text INSERTs that re-used a plan
+// without binding again (textinsert.go's fastInsert).
+func (e *Engine) TextInsertFastHits() uint64 { return e.plans.textFast.Load() }

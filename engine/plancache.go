@@ -76,6 +76,7 @@ type planCache struct {
 
 	textOff  atomic.Bool   // test hook: text INSERTs take the ordinary path
 	textHits atomic.Uint64 // text INSERTs that re-used a cached plan (textinsert.go)
+	textFast atomic.Uint64 // of which without binding again (fastInsert)
 }
 
 // PlanCacheHits is the number of prepared-statement executions that
@@ -111,6 +112,7 @@ type planEntry struct {
 	// uses compared it with the text's.
 	stmt   ast.Statement
 	parsed int
+	qFlags *sql.QueryFlags // the bound statement's flags, for the guard
 }
 
 type tableRef struct {
@@ -455,6 +457,8 @@ func (pc *planCache) planStmt(sqlCtx *sql.Context, en *planEntry, stmt ast.State
 		return nil, false
 	}
 	en.gen, en.tables, en.verified = gen, tables, 0
+	qf := *qFlags
+	en.qFlags = &qf
 	pc.start(sqlCtx)
 	return analyzed, false
 }
@@ -916,10 +920,27 @@ func (en *planEntry) rebind(ctx *sql.Context, exprs []sql.Expression) (sql.Node,
 	if len(exprs) != en.nexprs {
 		return nil, false
 	}
-	repl := make(map[*expression.Literal]sql.Expression, len(en.lits))
-	byName := make(map[string]*expression.Literal, len(en.lits))
+	lits := make([]*expression.Literal, len(en.pos))
 	for i, p := range en.pos {
 		l, ok := exprs[p].(*expression.Literal)
+		if !ok {
+			return nil, false
+		}
+		lits[i] = l
+	}
+	return en.rebindLits(ctx, lits)
+}
+
+// rebindLits is rebind with the new literals of the parameters, in the
+// order of en.lits.
+func (en *planEntry) rebindLits(ctx *sql.Context, lits []*expression.Literal) (sql.Node, bool) {
+	if len(lits) != len(en.lits) {
+		return nil, false
+	}
+	repl := make(map[*expression.Literal]sql.Expression, len(en.lits))
+	byName := make(map[string]*expression.Literal, len(en.lits))
+	for i, l := range lits {
+		ok := l != nil
 		old := en.lits[i]
 		// Same type: a parameter whose literal type changed (e.g. a
 		// larger integer, a string) may change the plan.

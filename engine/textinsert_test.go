@@ -171,12 +171,15 @@ func textRun(t *testing.T, ts *testServer, db string, on, multi bool, setup, stm
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	before := ts.e.TextInsertHits()
+	before, fast := ts.e.TextInsertHits(), ts.e.TextInsertFastHits()
 	var out []string
 	for _, q := range stmts {
 		out = append(out, textOutcome(t, c, q))
 	}
 	hits := ts.e.TextInsertHits() - before
+	if on && ts.e.TextInsertFastHits()-fast < 10 {
+		t.Errorf("%d re-uses without binding again, want the fast path taken", ts.e.TextInsertFastHits()-fast)
+	}
 	for _, tb := range []string{"tn", "ts", "ta", "tc", "tp", "tf", "tt", "tl"} {
 		for _, r := range textDump(t, c, tb) {
 			out = append(out, tb+": "+r)
