@@ -112,23 +112,21 @@ func (h *cachingHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query
 	defer h.pinIfLockingRead(c, query)
 	// A later statement of a multi-statement text keeps the ordinary path.
 	_, later := h.inMulti.LoadAndDelete(c.ConnectionID)
-	defer func() {
-		if rest != "" {
-			h.inMulti.Store(c.ConnectionID, true)
-		}
-	}()
 	err := h.restarting(c, func(sent *bool) error {
 		// A text of one plain INSERT (textinsert.go): nothing follows it.
-		if later {
-			// the ordinary path below
-		} else if node := h.pc.textInsert(ctx, h.sm.Load(), c, query); node != nil {
-			rest = ""
-			return h.Handler.ComExecuteBound(ctx, c, query, node, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })
+		if !later {
+			if node := h.pc.textInsert(ctx, h.sm.Load(), c, query); node != nil {
+				rest = ""
+				return h.Handler.ComExecuteBound(ctx, c, query, node, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })
+			}
 		}
 		var err error
 		rest, err = h.Handler.ComMultiQuery(ctx, c, query, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })
 		return err
 	})
+	if err == nil && rest != "" {
+		h.inMulti.Store(c.ConnectionID, true)
+	}
 	return rest, err
 }
 
