@@ -43,9 +43,13 @@ func textConn(t *testing.T, ts *testServer, user, pw, db string, multi bool) *sq
 }
 
 // textOutcome runs q as a text query and renders what the client sees.
+// A q starting with "+" is run alone: the next statement's warnings are
+// both statements' if the second did not clear the first's.
 func textOutcome(t *testing.T, c *sql.Conn, q string) string {
 	t.Helper()
 	ctx := context.Background()
+	alone := strings.HasPrefix(q, "+")
+	q = strings.TrimPrefix(q, "+")
 	var out string
 	r, err := c.ExecContext(ctx, q)
 	if err != nil {
@@ -59,6 +63,9 @@ func textOutcome(t *testing.T, c *sql.Conn, q string) string {
 		ra, _ := r.RowsAffected()
 		id, _ := r.LastInsertId()
 		out = fmt.Sprintf("ok rows=%d id=%d", ra, id)
+	}
+	if alone {
+		return q + " => " + out
 	}
 	rows, err := c.QueryContext(ctx, "SHOW WARNINGS")
 	if err != nil {
@@ -135,6 +142,9 @@ func textStatements() []string {
 		add("INSERT INTO tn (id, nn) VALUES (%d, 'x%d')", id+1, r)
 		add("INSERT INTO ts (id, c) VALUES (%d, 'toolong%d')", id, r)
 		add("INSERT INTO ts (id, dt) VALUES (%d, '2024-13-0%d')", id+1, r+1)
+		// A statement clears the warnings of the one before.
+		add("+INSERT INTO tn (id, nn, i) VALUES (%d, 1, %d)", id+2, 300+r)
+		add("INSERT INTO tn (id, nn, i) VALUES (%d, 1, %d)", id+3, r)
 	}
 	s = append(s, "SET sql_mode = DEFAULT")
 	// Transactions.
