@@ -143,8 +143,8 @@ func textStatements() []string {
 		add("INSERT INTO ts (id, c) VALUES (%d, 'toolong%d')", id, r)
 		add("INSERT INTO ts (id, dt) VALUES (%d, '2024-13-0%d')", id+1, r+1)
 		// A statement clears the warnings of the one before.
-		add("+INSERT INTO tn (id, nn, i) VALUES (%d, 1, %d)", id+2, 300+r)
-		add("INSERT INTO tn (id, nn, i) VALUES (%d, 1, %d)", id+3, r)
+		add("+INSERT INTO tn (id, nn, i) VALUES (%d, 1, %d)", 1000+r, 300+r)
+		add("INSERT INTO tn (id, nn, i) VALUES (%d, 1, %d)", 2000+r, r)
 	}
 	s = append(s, "SET sql_mode = DEFAULT")
 	// Transactions.
