@@ -142,8 +142,9 @@ func textStatements() []string {
 		add("INSERT INTO tn (id, nn) VALUES (%d, 'x%d')", id+1, r)
 		add("INSERT INTO ts (id, c) VALUES (%d, 'toolong%d')", id, r)
 		add("INSERT INTO ts (id, dt) VALUES (%d, '2024-13-0%d')", id+1, r+1)
-		// A statement clears the warnings of the one before.
-		add("+INSERT INTO tn (id, nn, i) VALUES (%d, 1, %d)", 1000+r, 300+r)
+		// A statement clears the warnings of the one before (a plain
+		// INSERT here either fails or makes none; INSERT IGNORE does).
+		add("+INSERT IGNORE INTO tn (id, nn) VALUES (%d, 1)", 0)
 		add("INSERT INTO tn (id, nn, i) VALUES (%d, 1, %d)", 2000+r, r)
 	}
 	s = append(s, "SET sql_mode = DEFAULT")
