@@ -438,6 +438,10 @@ func TestTextInsertChangesTakeEffect(t *testing.T) {
 			warmSteps(true, "INSERT INTO w (id, k) VALUES (#, #)", 10, 3),
 			[]tstep{{false, "GRANT INSERT ON %D.w TO %U"}},
 			warmSteps(true, "INSERT INTO w (id, k) VALUES (#, #)", 20, 3))},
+		{"dp_protect, analyst", cat([]tstep{{false, "GRANT INSERT ON %D.w TO %U"}},
+			warmSteps(true, "INSERT INTO w (id, k) VALUES (#, #)", 1, 5),
+			[]tstep{{false, "CALL dp_protect('w', 10, 0)"}},
+			warmSteps(true, "INSERT INTO w (id, k) VALUES (#, #)", 10, 3))},
 		{"no insert privilege", warmSteps(true, "INSERT INTO w (id, k) VALUES (#, #)", 1, 6)},
 	}
 	for i, sc := range scenarios {
@@ -448,6 +452,13 @@ func TestTextInsertChangesTakeEffect(t *testing.T) {
 			t.Errorf("%s: the cache was not used", sc.name)
 		}
 		compareOutcomes(t, on, off)
+		if sc.name == "dp_protect, analyst" {
+			for _, o := range on[len(sc.steps)-3 : len(sc.steps)] {
+				if !strings.Contains(o, "=> error") {
+					t.Errorf("an analyst's INSERT into a protected table: %s", o)
+				}
+			}
+		}
 		if sc.name == "no insert privilege" {
 			for j := 1; j < len(sc.steps); j++ {
 				a, b := on[j-1][strings.Index(on[j-1], "=>"):], on[j][strings.Index(on[j], "=>"):]
