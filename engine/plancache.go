@@ -52,8 +52,9 @@ import (
 //   - Only small plans are cached: whitelisted node and expression types
 //     (projections, filters, static index lookups with one range, sorts,
 //     DISTINCT, GROUP BY with plain aggregates, single-table UPDATE /
-//     DELETE), so nothing evaluated at analysis time (functions,
-//     subqueries, DP releases) can be frozen in the plan.
+//     DELETE, INSERT … VALUES whose omitted columns' defaults are plain
+//     too), so nothing evaluated at analysis time (functions, subqueries,
+//     DP releases) can be frozen in the plan.
 //   - A parameter value appears in the analysed plan either as its literal
 //     (replaced by pointer) or as a key of the index range, which is rebuilt
 //     by converting the new value with the range's column type. A range key
@@ -63,6 +64,10 @@ import (
 //     be found. The first two
 //     re-uses of a statement are also analysed in full and must print
 //     exactly the same plan, or the statement is never cached.
+//
+// Text INSERTs of a plain form go through the same entries as templates
+// with bound values (textinsert.go), which after their verified re-uses
+// skip the binding (fastInsert says what replaces it).
 type planCache struct {
 	e   *sqle.Engine // set once the engine is built
 	g   *guard
