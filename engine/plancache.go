@@ -477,16 +477,7 @@ func (pc *planCache) start(ctx *sql.Context) {
 
 func planKey(ctx *sql.Context, query string, bv map[string]*querypb.BindVariable) string {
 	var sb strings.Builder
-	sb.WriteString(ctx.GetCurrentDatabase())
-	sb.WriteByte(0)
-	sb.WriteString(ctx.Session.Client().User)
-	sb.WriteByte(0)
-	if m, err := ctx.GetSessionVariable(ctx, "sql_mode"); err == nil {
-		if s, ok := m.(string); ok {
-			sb.WriteString(s)
-		}
-	}
-	sb.WriteByte(0)
+	writeSessionKey(&sb, ctx)
 	// The parameter types: a NULL or a string where a number was changes
 	// the plan.
 	for i := 1; i <= len(bv); i++ {
@@ -498,6 +489,21 @@ func planKey(ctx *sql.Context, query string, bv map[string]*querypb.BindVariable
 	sb.WriteByte(0)
 	sb.WriteString(query)
 	return sb.String()
+}
+
+// writeSessionKey writes the part of a plan key that is the session's:
+// database, user and sql_mode.
+func writeSessionKey(sb *strings.Builder, ctx *sql.Context) {
+	sb.WriteString(ctx.GetCurrentDatabase())
+	sb.WriteByte(0)
+	sb.WriteString(ctx.Session.Client().User)
+	sb.WriteByte(0)
+	if m, err := ctx.GetSessionVariable(ctx, "sql_mode"); err == nil {
+		if s, ok := m.(string); ok {
+			sb.WriteString(s)
+		}
+	}
+	sb.WriteByte(0)
 }
 
 // bindVarsToAST is go-mysql-server's handler conversion of the wire

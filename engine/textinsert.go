@@ -230,16 +230,7 @@ func intClass(text string) string {
 func textKey(ctx *sql.Context, ti textInsertStmt) string {
 	var sb strings.Builder
 	sb.WriteString(textKeyPrefix)
-	sb.WriteString(ctx.GetCurrentDatabase())
-	sb.WriteByte(0)
-	sb.WriteString(ctx.Session.Client().User)
-	sb.WriteByte(0)
-	if m, err := ctx.GetSessionVariable(ctx, "sql_mode"); err == nil {
-		if s, ok := m.(string); ok {
-			sb.WriteString(s)
-		}
-	}
-	sb.WriteByte(0)
+	writeSessionKey(&sb, ctx)
 	sb.WriteString(ti.sig)
 	sb.WriteByte(0)
 	sb.WriteString(ti.template)
