@@ -31,3 +31,21 @@ func PipesRunning() int64 { return pipesRunning.Load() }
 
 // IntLiteral is intLiteral (bulkinsert.go) for tests.
 var IntLiteral = intLiteral
+
+// SetTextInsertCache turns the text INSERT plan cache (textinsert.go) on or
+// off and returns a function restoring the old setting.
+func (e *Engine) SetTextInsertCache(on bool) (restore func()) {
+	old := e.plans.textOff.Swap(!on)
+	return func() { e.plans.textOff.Store(old) }
+}
+
+// SplitTextInsert is splitTextInsert (textinsert.go) for tests: the
+// template, or false.
+func SplitTextInsert(q string) (string, bool) {
+	ti, ok := splitTextInsert(q)
+	return ti.template, ok
+}
+
+// TextInsertFastHits is the number of text INSERTs that re-used a plan
+// without binding again (textinsert.go's fastInsert).
+func (e *Engine) TextInsertFastHits() uint64 { return e.plans.textFast.Load() }

@@ -52,8 +52,9 @@ import (
 //   - Only small plans are cached: whitelisted node and expression types
 //     (projections, filters, static index lookups with one range, sorts,
 //     DISTINCT, GROUP BY with plain aggregates, single-table UPDATE /
-//     DELETE), so nothing evaluated at analysis time (functions,
-//     subqueries, DP releases) can be frozen in the plan.
+//     DELETE, INSERT … VALUES whose omitted columns' defaults are plain
+//     too), so nothing evaluated at analysis time (functions, subqueries,
+//     DP releases) can be frozen in the plan.
 //   - A parameter value appears in the analysed plan either as its literal
 //     (replaced by pointer) or as a key of the index range, which is rebuilt
 //     by converting the new value with the range's column type. A range key
@@ -63,6 +64,10 @@ import (
 //     be found. The first two
 //     re-uses of a statement are also analysed in full and must print
 //     exactly the same plan, or the statement is never cached.
+//
+// Text INSERTs of a plain form go through the same entries as templates
+// with bound values (textinsert.go), which after their verified re-uses
+// skip the binding (fastInsert says what replaces it).
 type planCache struct {
 	e   *sqle.Engine // set once the engine is built
 	g   *guard
@@ -73,6 +78,10 @@ type planCache struct {
 	conns map[uint32]map[string]*planEntry
 
 	hits atomic.Uint64 // executions that re-used a cached plan
+
+	textOff  atomic.Bool   // test hook: text INSERTs take the ordinary path
+	textHits atomic.Uint64 // text INSERTs that re-used a cached plan (textinsert.go)
+	textFast atomic.Uint64 // of which without binding again (fastInsert)
 }
 
 // PlanCacheHits is the number of prepared-statement executions that
@@ -103,6 +112,12 @@ type planEntry struct {
 	names    map[*expression.Literal]string
 	analyzed sql.Node
 	slots    map[*plan.IndexedTableAccess][]rangeSlot
+
+	// Text INSERTs (textinsert.go): the template's parse, and how many
+	// uses compared it with the text's.
+	stmt   ast.Statement
+	parsed int
+	qFlags *sql.QueryFlags // the bound statement's flags, for the guard
 }
 
 type tableRef struct {
@@ -136,7 +151,10 @@ func cacheableTop(n sql.Node) bool {
 	switch n.(type) {
 	case *plan.Project, *plan.Filter, *plan.Sort, *plan.Distinct, *plan.OrderedDistinct, *plan.GroupBy,
 		*plan.Limit, *plan.TopN, *plan.InsertInto, *plan.Update, *plan.DeleteFrom,
-		*plan.ResolvedTable, *plan.IndexedTableAccess, *plan.StartTransaction, *plan.Commit, *plan.Rollback:
+		*plan.ResolvedTable, *plan.IndexedTableAccess, *plan.StartTransaction, *plan.Commit, *plan.Rollback,
+		// SHOW WARNINGS, and the VALUES of an INSERT, which the analyser
+		// analyses on their own.
+		plan.ShowWarnings, *plan.Values:
 		return true
 	}
 	return false
@@ -174,6 +192,9 @@ type cachingHandler struct {
 	pc       *planCache
 	sm       atomic.Pointer[server.SessionManager] // set once the server is built
 	sessions *sessionsByConn                       // for statement restarts (restart.go)
+	// Connections amid a multi-statement text (restart.go): its later
+	// statements arrive one by one and keep the ordinary path.
+	inMulti sync.Map
 }
 
 func (h *cachingHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
@@ -317,6 +338,7 @@ func schemaToFields(ctx *sql.Context, s sql.Schema) []*querypb.Field {
 func (h *cachingHandler) ConnectionClosed(c *mysql.Conn) {
 	h.pc.dropConn(c.ConnectionID)
 	h.sessions.m.Delete(c.ConnectionID)
+	h.inMulti.Delete(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 }
 
@@ -345,34 +367,45 @@ func (pc *planCache) plan(ctx context.Context, sm *server.SessionManager, c *mys
 	if !ok {
 		return nil
 	}
-	sqlCtx, err = sqlCtx.ProcessList.BeginOperation(sqlCtx)
-	if err != nil {
-		return nil
-	}
-	defer sqlCtx.ProcessList.EndOperation(sqlCtx)
-	if err := sql.SessionCommandBegin(sqlCtx.Session); err != nil {
-		return nil
-	}
-	defer sql.SessionCommandEnd(sqlCtx.Session)
-
 	astParams, err := bindVarsToAST(prepare.BindVars)
 	if err != nil {
 		return nil
 	}
+	node, hit := pc.planStmt(sqlCtx, en, stmt, query, astParams)
+	if hit {
+		pc.hits.Add(1)
+	}
+	return node
+}
+
+// planStmt plans the parsed statement stmt (of text query) with the
+// parameter values params through entry en: the re-used plan (hit), a
+// fresh analysis the entry learnt from, or nil for the normal path.
+func (pc *planCache) planStmt(sqlCtx *sql.Context, en *planEntry, stmt ast.Statement, query string, astParams map[string]ast.Expr) (sql.Node, bool) {
+	sqlCtx, err := sqlCtx.ProcessList.BeginOperation(sqlCtx)
+	if err != nil {
+		return nil, false
+	}
+	defer sqlCtx.ProcessList.EndOperation(sqlCtx)
+	if err := sql.SessionCommandBegin(sqlCtx.Session); err != nil {
+		return nil, false
+	}
+	defer sql.SessionCommandEnd(sqlCtx.Session)
+
 	gen := pc.gen.Load()
 	b := planbuilder.New(sqlCtx, pc.e.Analyzer.Catalog, pc.e.EventScheduler, pc.e.Parser)
 	b.SetBindings(astParams)
 	bound, qFlags, err := b.BindOnly(stmt, query, nil)
 	if err != nil || len(b.BindCtx().UnusedBindings()) > 0 {
-		return nil
+		return nil, false
 	}
 	if !cacheableTree(bound) {
 		en.never = true
-		return nil
+		return nil, false
 	}
 	// A READ ONLY transaction is enforced by an analyser rule.
 	if tx := sqlCtx.GetTransaction(); tx != nil && tx.IsReadOnly() && !plan.IsReadOnly(bound) {
-		return nil
+		return nil, false
 	}
 	tables := boundTables(bound)
 	// Statements on protected tables are never cached, for anyone: the
@@ -380,12 +413,12 @@ func (pc *planCache) plan(ctx context.Context, sm *server.SessionManager, c *mys
 	// by the normal path on every execution.
 	for _, t := range tables {
 		if t.key == "" || pc.g.cat.IsProtected(t.key) {
-			return nil
+			return nil, false
 		}
 	}
 	// The guard's pre-analysis check, for this user and catalog, now.
 	if out, _, err := pc.g.rule(sqlCtx, pc.e.Analyzer, bound, nil, nil, qFlags); err != nil || out != bound {
-		return nil
+		return nil, false
 	}
 
 	exprs := boundExprs(bound)
@@ -393,45 +426,46 @@ func (pc *planCache) plan(ctx context.Context, sm *server.SessionManager, c *mys
 		out, ok := en.rebind(sqlCtx, exprs)
 		if ok {
 			if post, _, err := pc.g.rule(sqlCtx, pc.e.Analyzer, out, nil, nil, qFlags); err != nil || post != out {
-				return nil
+				return nil, false
 			}
 			if en.verified >= verifyHits {
-				pc.hits.Add(1)
 				pc.start(sqlCtx)
-				return out
+				return out, true
 			}
 			fresh, err := pc.e.Analyzer.Analyze(sqlCtx, bound, nil, qFlags)
 			if err != nil {
-				return nil
+				return nil, false
 			}
 			if sql.DebugString(fresh) != sql.DebugString(out) {
 				en.never = true
 				en.analyzed = nil
-				return fresh
+				pc.start(sqlCtx)
+				return fresh, false
 			}
 			en.verified++
-			pc.hits.Add(1)
 			pc.start(sqlCtx)
-			return out
+			return out, true
 		}
 	}
 
 	analyzed, err := pc.e.Analyzer.Analyze(sqlCtx, bound, nil, qFlags)
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	if !cacheableTree(analyzed) {
 		en.never = true
-		return nil
+		return nil, false
 	}
 	if !en.learn(sqlCtx, pc, stmt, query, bound, exprs, analyzed) {
 		en.misses++
 		en.analyzed = nil
-		return nil
+		return nil, false
 	}
 	en.gen, en.tables, en.verified = gen, tables, 0
+	qf := *qFlags
+	en.qFlags = &qf
 	pc.start(sqlCtx)
-	return analyzed
+	return analyzed, false
 }
 
 // start does what go-mysql-server does for an executed statement before
@@ -443,16 +477,7 @@ func (pc *planCache) start(ctx *sql.Context) {
 
 func planKey(ctx *sql.Context, query string, bv map[string]*querypb.BindVariable) string {
 	var sb strings.Builder
-	sb.WriteString(ctx.GetCurrentDatabase())
-	sb.WriteByte(0)
-	sb.WriteString(ctx.Session.Client().User)
-	sb.WriteByte(0)
-	if m, err := ctx.GetSessionVariable(ctx, "sql_mode"); err == nil {
-		if s, ok := m.(string); ok {
-			sb.WriteString(s)
-		}
-	}
-	sb.WriteByte(0)
+	writeSessionKey(&sb, ctx)
 	// The parameter types: a NULL or a string where a number was changes
 	// the plan.
 	for i := 1; i <= len(bv); i++ {
@@ -464,6 +489,21 @@ func planKey(ctx *sql.Context, query string, bv map[string]*querypb.BindVariable
 	sb.WriteByte(0)
 	sb.WriteString(query)
 	return sb.String()
+}
+
+// writeSessionKey writes the part of a plan key that is the session's:
+// database, user and sql_mode.
+func writeSessionKey(sb *strings.Builder, ctx *sql.Context) {
+	sb.WriteString(ctx.GetCurrentDatabase())
+	sb.WriteByte(0)
+	sb.WriteString(ctx.Session.Client().User)
+	sb.WriteByte(0)
+	if m, err := ctx.GetSessionVariable(ctx, "sql_mode"); err == nil {
+		if s, ok := m.(string); ok {
+			sb.WriteString(s)
+		}
+	}
+	sb.WriteByte(0)
 }
 
 // bindVarsToAST is go-mysql-server's handler conversion of the wire
@@ -513,7 +553,7 @@ func cacheableTree(n sql.Node) bool {
 			case *plan.InsertInto:
 				if x.IsReplace || len(x.OnDupExprs) > 0 || len(x.Returning) > 0 {
 					ok = false
-				} else if _, isValues := x.Source.(*plan.Values); !isValues {
+				} else if !valuesSource(x.Source) {
 					ok = false
 				} else {
 					walk(x.Source)
@@ -545,6 +585,25 @@ func cacheableTree(n sql.Node) bool {
 	return ok
 }
 
+// valuesSource reports whether an INSERT's source is its VALUES, as bound
+// or as analysed (a projection of their columns, of the omitted columns'
+// defaults, whose expressions cacheableExpr checks, and of the
+// AUTO_INCREMENT column's next value).
+func valuesSource(n sql.Node) bool {
+	if p, ok := n.(*plan.Project); ok {
+		for _, e := range p.Projections {
+			switch e.(type) {
+			case *expression.GetField, *expression.Wrapper, *sql.ColumnDefaultValue, *expression.AutoIncrement:
+			default:
+				return false
+			}
+		}
+		n = p.Child
+	}
+	_, ok := n.(*plan.Values)
+	return ok
+}
+
 func cacheableExpr(e sql.Expression) bool {
 	ok := true
 	transform.InspectExpr(e, func(e sql.Expression) bool {
@@ -553,8 +612,12 @@ func cacheableExpr(e sql.Expression) bool {
 			*expression.LessThan, *expression.GreaterThanOrEqual, *expression.LessThanOrEqual,
 			*expression.Between, *expression.And, *expression.Or, *expression.Not, *expression.IsNull,
 			*expression.Arithmetic, *expression.Alias, *expression.SetField, *expression.Convert,
-			*expression.Star, *expression.Wrapper, *expression.AutoIncrement,
+			*expression.Star, *expression.Wrapper, *expression.AutoIncrement, *expression.UnaryMinus,
 			*aggregation.Sum, *aggregation.Count, *aggregation.Min, *aggregation.Max, *aggregation.Avg:
+			return false
+		case *sql.ColumnDefaultValue:
+			// An INSERT's column defaults (nil for a column without one);
+			// the default's expression is inspected as its child.
 			return false
 		case nil:
 			return false
@@ -868,10 +931,27 @@ func (en *planEntry) rebind(ctx *sql.Context, exprs []sql.Expression) (sql.Node,
 	if len(exprs) != en.nexprs {
 		return nil, false
 	}
-	repl := make(map[*expression.Literal]sql.Expression, len(en.lits))
-	byName := make(map[string]*expression.Literal, len(en.lits))
+	lits := make([]*expression.Literal, len(en.pos))
 	for i, p := range en.pos {
 		l, ok := exprs[p].(*expression.Literal)
+		if !ok {
+			return nil, false
+		}
+		lits[i] = l
+	}
+	return en.rebindLits(ctx, lits)
+}
+
+// rebindLits is rebind with the new literals of the parameters, in the
+// order of en.lits.
+func (en *planEntry) rebindLits(ctx *sql.Context, lits []*expression.Literal) (sql.Node, bool) {
+	if len(lits) != len(en.lits) {
+		return nil, false
+	}
+	repl := make(map[*expression.Literal]sql.Expression, len(en.lits))
+	byName := make(map[string]*expression.Literal, len(en.lits))
+	for i, l := range lits {
+		ok := l != nil
 		old := en.lits[i]
 		// Same type: a parameter whose literal type changed (e.g. a
 		// larger integer, a string) may change the plan.

@@ -75,6 +75,9 @@ func (h *cachingHandler) ComQuery(ctx context.Context, c *mysql.Conn, query stri
 	defer h.pinIfLockingRead(c, query)
 	return h.restarting(c, func(sent *bool) error {
 		*sent = load
+		if node := h.pc.textInsert(ctx, h.sm.Load(), c, query); node != nil {
+			return h.Handler.ComExecuteBound(ctx, c, query, node, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })
+		}
 		return h.Handler.ComQuery(ctx, c, query, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })
 	})
 }
@@ -107,11 +110,23 @@ func isLoadData(query string) bool {
 func (h *cachingHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
 	var rest string
 	defer h.pinIfLockingRead(c, query)
+	// A later statement of a multi-statement text keeps the ordinary path.
+	_, later := h.inMulti.LoadAndDelete(c.ConnectionID)
 	err := h.restarting(c, func(sent *bool) error {
+		// A text of one plain INSERT (textinsert.go): nothing follows it.
+		if !later {
+			if node := h.pc.textInsert(ctx, h.sm.Load(), c, query); node != nil {
+				rest = ""
+				return h.Handler.ComExecuteBound(ctx, c, query, node, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })
+			}
+		}
 		var err error
 		rest, err = h.Handler.ComMultiQuery(ctx, c, query, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })
 		return err
 	})
+	if err == nil && rest != "" {
+		h.inMulti.Store(c.ConnectionID, true)
+	}
 	return rest, err
 }
 
