@@ -43,6 +43,7 @@ func main() {
 	defer os.RemoveAll(dir)
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
+	engine.TuneRuntime() // as the server sets it (cmd/dpsql)
 	e, err := engine.Open(engine.Options{DataDir: dir, RootPassword: "bench", Log: log})
 	check(err)
 	defer e.Close()

@@ -75,6 +75,7 @@ func main() {
 	// dpsql
 	log := logrus.New()
 	log.SetLevel(logrus.ErrorLevel)
+	engine.TuneRuntime() // as the server sets it (cmd/dpsql)
 	e, err := engine.Open(engine.Options{DataDir: filepath.Join(tmp, "dpsql"), RootPassword: "bench", Log: log, DisableWAL: *noWAL})
 	check(err)
 	defer e.Close()

@@ -140,6 +140,8 @@ func serve(args []string) error {
 	if sopt.RequireSecureTransport && sopt.TLS == nil {
 		return errors.New("--require-secure-transport needs --tls-cert and --tls-key")
 	}
+	gcPercent, memLimit := engine.TuneRuntime()
+	log.WithFields(logrus.Fields{"gc_percent": gcPercent, "soft_memory_limit": memLimit}).Debug("go runtime (GOGC / GOMEMLIMIT override)")
 	e, err := engine.Open(engine.Options{DataDir: *dataDir, RootPassword: os.Getenv("DPSQL_ROOT_PASSWORD"), Log: log, MaxReleaseMemory: mem, AnswerCacheEntries: *cacheEntries, BackendDSN: dsn, DisableWAL: !*useWAL})
 	if err != nil {
 		return err

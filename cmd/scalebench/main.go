@@ -119,6 +119,7 @@ func run() error {
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
 	logrus.SetLevel(logrus.WarnLevel)
+	engine.TuneRuntime() // as the server sets it (cmd/dpsql)
 	if b.e, err = engine.Open(engine.Options{DataDir: dir, RootPassword: "bench", Log: log, BackendDSN: *dsn}); err != nil {
 		return err
 	}
