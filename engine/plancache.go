@@ -382,15 +382,11 @@ func (pc *planCache) plan(ctx context.Context, sm *server.SessionManager, c *mys
 // parameter values params through entry en: the re-used plan (hit), a
 // fresh analysis the entry learnt from, or nil for the normal path.
 func (pc *planCache) planStmt(sqlCtx *sql.Context, en *planEntry, stmt ast.Statement, query string, astParams map[string]ast.Expr) (sql.Node, bool) {
-	sqlCtx, err := sqlCtx.ProcessList.BeginOperation(sqlCtx)
-	if err != nil {
+	sqlCtx, end, ok := beginPlanning(sqlCtx)
+	if !ok {
 		return nil, false
 	}
-	defer sqlCtx.ProcessList.EndOperation(sqlCtx)
-	if err := sql.SessionCommandBegin(sqlCtx.Session); err != nil {
-		return nil, false
-	}
-	defer sql.SessionCommandEnd(sqlCtx.Session)
+	defer end()
 
 	gen := pc.gen.Load()
 	b := planbuilder.New(sqlCtx, pc.e.Analyzer.Catalog, pc.e.EventScheduler, pc.e.Parser)
@@ -466,6 +462,24 @@ func (pc *planCache) planStmt(sqlCtx *sql.Context, en *planEntry, stmt ast.State
 	en.qFlags = &qf
 	pc.start(sqlCtx)
 	return analyzed, false
+}
+
+// beginPlanning brackets the planning of a cached statement as
+// go-mysql-server's handler brackets a statement (a process-list operation,
+// a session command); end undoes both. False: the normal path.
+func beginPlanning(ctx *sql.Context) (_ *sql.Context, end func(), ok bool) {
+	ctx, err := ctx.ProcessList.BeginOperation(ctx)
+	if err != nil {
+		return nil, nil, false
+	}
+	if err := sql.SessionCommandBegin(ctx.Session); err != nil {
+		ctx.ProcessList.EndOperation(ctx)
+		return nil, nil, false
+	}
+	return ctx, func() {
+		sql.SessionCommandEnd(ctx.Session)
+		ctx.ProcessList.EndOperation(ctx)
+	}, true
 }
 
 // start does what go-mysql-server does for an executed statement before

@@ -307,19 +307,17 @@ func (pc *planCache) fastInsert(sqlCtx *sql.Context, en *planEntry, params map[s
 		return nil
 	}
 	for _, t := range en.tables {
+		// SameTable of the cached table with itself: it is still the
+		// live table, with the definition it was cached with.
 		if t.key == "" || !store.SameTable(t.t, t.t) || pc.g.cat.IsProtected(t.key) {
 			return nil
 		}
 	}
-	sqlCtx, err := sqlCtx.ProcessList.BeginOperation(sqlCtx)
-	if err != nil {
+	sqlCtx, end, ok := beginPlanning(sqlCtx)
+	if !ok {
 		return nil
 	}
-	defer sqlCtx.ProcessList.EndOperation(sqlCtx)
-	if err := sql.SessionCommandBegin(sqlCtx.Session); err != nil {
-		return nil
-	}
-	defer sql.SessionCommandEnd(sqlCtx.Session)
+	defer end()
 	// A READ ONLY transaction is enforced by an analyser rule.
 	if tx := sqlCtx.GetTransaction(); tx != nil && tx.IsReadOnly() {
 		return nil
