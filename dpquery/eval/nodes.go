@@ -35,8 +35,8 @@ type num struct {
 	null  bool
 }
 
-func numNull() num            { return num{null: true} }
-func numInt(i int64) num      { return num{f: float64(i), i: i, exact: true} }
+func numNull() num       { return num{null: true} }
+func numInt(i int64) num { return num{f: float64(i), i: i, exact: true} }
 func numFloat(f float64) num {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return numNull()
