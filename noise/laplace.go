@@ -145,3 +145,50 @@ func AddLaplaceVec(x []float64, scale float64) error {
 	copy(x, out)
 	return nil
 }
+
+// laplaceLambda returns the grid g and the geometric parameter λ = g/(b′+g)
+// of a one-coordinate AddLaplace at scale b: the noise is Z = g·G with
+// P[G = k] ∝ e^{−λ|k|}.
+func laplaceLambda(scale float64) (g, lambda float64) {
+	inflated := laplaceInflatedScale(scale, 1)
+	g = laplaceGrid(inflated)
+	return g, g / (inflated + g)
+}
+
+// LaplaceTail returns P[Z > t] exactly for the noise Z that AddLaplace(x,
+// scale) adds (a two-sided geometric on the grid g·ℤ, not the continuous
+// Laplace): with m = ⌊t/g⌋ + 1, P[G ≥ m] = e^{−λm}/(1 + e^{−λ}) for m ≥ 1.
+func LaplaceTail(scale, t float64) float64 {
+	g, lambda := laplaceLambda(scale)
+	tailG := func(m float64) float64 { return math.Exp(-lambda*m) / (1 + math.Exp(-lambda)) }
+	m := math.Floor(t/g) + 1
+	if m <= 0 {
+		return 1 - tailG(1-m) // P[G ≥ m] = 1 − P[G ≤ m−1] = 1 − P[G ≥ 1−m] by symmetry
+	}
+	return tailG(m)
+}
+
+// LaplaceTailThreshold returns the smallest grid point t ≥ 0 with
+// P[Z > t] ≤ p for the noise Z of AddLaplace(x, scale), computed for the
+// discrete distribution actually sampled and the inflated scale actually
+// used. A value x on the grid (every integer, for scales below 2⁴⁰) plus
+// that noise exceeds x + t with probability at most p: the exact tail that
+// partition selection's δ needs (docs/mechanisms/agg.md).
+func LaplaceTailThreshold(scale, p float64) (float64, error) {
+	if err := checkLaplaceScale(scale); err != nil {
+		return 0, err
+	}
+	if math.IsNaN(p) || !(p > 0 && p < 0.5) {
+		return 0, fmt.Errorf("noise: tail probability %v must be in (0, 0.5)", p)
+	}
+	g, lambda := laplaceLambda(scale)
+	// e^{−λm}/(1+e^{−λ}) ≤ p  ⇔  m ≥ (ln(1/p) − ln(1+e^{−λ}))/λ.
+	m := math.Max(1, math.Ceil((-math.Log(p)-math.Log1p(math.Exp(-lambda)))/lambda))
+	t := (m - 1) * g
+	// Floating-point rounding of the logarithms: step up until the exact
+	// tail formula holds (at most a step or two).
+	for LaplaceTail(scale, t) > p {
+		t += g
+	}
+	return t, nil
+}

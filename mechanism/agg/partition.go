@@ -18,7 +18,11 @@ import (
 // replace-one a row leaves partition a and joins partition b: if a had one
 // row it disappears, if b had none it appears. Each such partition has one
 // row on the side where it exists, and is released there with probability
-// P[1 + Lap(b) > τ] = ½·exp(−(τ − 1)/b) = δ; on every other partition the
+// P[1 + Z > τ] ≤ δ, where τ − 1 is the exact (1 − δ) tail point of the noise
+// Z that noise.AddLaplace actually samples (a two-sided geometric on a fine
+// grid at the slightly inflated scale b·(1 + 2⁻¹⁹)), not of the continuous
+// Laplace: the continuous τ = 1 + b·ln(1/(2δ)) released a singleton with
+// probability δ·(1 + 2.5·10⁻⁵) (issue 25). On every other partition the
 // counts differ by at most 2 in ℓ₁ (ε_c) and the centred sums by 2h·slack
 // (ε_i). Hence (ε, δ)-DP. Each coordinate is noised by AddLaplace (grid of
 // a one-coordinate release), so the noise grid does not depend on how many
@@ -28,6 +32,7 @@ import (
 type SelectPlan struct {
 	*Plan
 	Delta float64
+	tau   float64
 }
 
 // NewSelect validates the public parameters; ε is split as in New.
@@ -39,13 +44,19 @@ func NewSelect(sums []Bound, eps, delta float64) (*SelectPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SelectPlan{Plan: p, Delta: delta}, nil
+	if delta >= 0.5 {
+		return nil, fmt.Errorf("agg: partition selection needs δ < 0.5, got %v", delta)
+	}
+	t, err := noise.LaplaceTailThreshold(p.CountScale(), delta)
+	if err != nil {
+		return nil, fmt.Errorf("agg: partition selection threshold: %w", err)
+	}
+	return &SelectPlan{Plan: p, Delta: delta, tau: 1 + t}, nil
 }
 
-// Threshold is τ = 1 + b·ln(1/(2δ)) on the noisy count.
-func (p *SelectPlan) Threshold() float64 {
-	return 1 + p.CountScale()*math.Log(1/(2*p.Delta))
-}
+// Threshold is τ on the noisy count: 1 plus the smallest point t of the
+// noise grid with P[Z > t] ≤ δ (≈ 1 + b·ln(1/(2δ))).
+func (p *SelectPlan) Threshold() float64 { return p.tau }
 
 // Events: the noisy counts with the selection are one (ε_c, δ) event, each
 // sum a Laplace event.

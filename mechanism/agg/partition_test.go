@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dpsql/dpsql/audit"
+	"github.com/dpsql/dpsql/noise"
 )
 
 func TestSelectThresholdExact(t *testing.T) {
@@ -12,14 +13,34 @@ func TestSelectThresholdExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// ε_c = 1, b = 2, τ = 1 + 2·ln(1/(2·10⁻⁶)).
-	if p.CountScale() != 2 || math.Abs(p.Threshold()-(1+2*math.Log(5e5))) > 1e-12 {
-		t.Fatalf("scale %v threshold %v", p.CountScale(), p.Threshold())
+	// ε_c = 1, b = 2, τ ≈ 1 + 2·ln(1/(2·10⁻⁶)) (the continuous formula, up
+	// to the inflation 2⁻¹⁹ of the scale and the grid).
+	cont := 1 + 2*math.Log(5e5)
+	if p.CountScale() != 2 || math.Abs(p.Threshold()-cont) > 1e-3 {
+		t.Fatalf("scale %v threshold %v (continuous %v)", p.CountScale(), p.Threshold(), cont)
 	}
-	// A partition with one row is released with probability exactly δ:
-	// P[1 + Lap(b) > τ] = ½·exp(−(τ−1)/b).
-	if got := 0.5 * math.Exp(-(p.Threshold()-1)/p.CountScale()); math.Abs(got-1e-6) > 1e-18 {
-		t.Fatalf("release probability of a singleton %v", got)
+	for _, c := range []struct{ eps, delta float64 }{{2, 1e-6}, {0.1, 1e-5}, {1, 1e-9}, {10, 0.01}, {1e-3, 1e-7}} {
+		q, err := NewSelect(nil, c.eps, c.delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, tau := q.CountScale(), q.Threshold()
+		// A partition with one row is released with probability at most δ,
+		// computed exactly for the sampled distribution …
+		if got := noise.LaplaceTail(b, tau-1); got > c.delta {
+			t.Fatalf("ε %v δ %v: singleton released with probability %v > δ", c.eps, c.delta, got)
+		}
+		// … and τ is the smallest such point (just below it the tail is > δ).
+		if got := noise.LaplaceTail(b, tau-1-1e-9*b); got <= c.delta {
+			t.Fatalf("ε %v δ %v: threshold %v not minimal (tail %v just below)", c.eps, c.delta, tau, got)
+		}
+		// Must-fail: the continuous formula overspends δ (issue 25).
+		old := b * math.Log(1/(2*c.delta))
+		if got := noise.LaplaceTail(b, old); !(got > c.delta) {
+			t.Fatalf("ε %v δ %v: the continuous threshold's tail %v is not above δ: the exact-tail check cannot catch it", c.eps, c.delta, got)
+		} else {
+			t.Logf("ε %v δ %v: continuous τ releases a singleton with probability δ·(1 + %.3g); exact τ with δ·%.9f", c.eps, c.delta, got/c.delta-1, noise.LaplaceTail(b, tau-1)/c.delta)
+		}
 	}
 	ev := p.Events()
 	if len(ev) != 2 || ev[0].Delta != 1e-6 || ev[0].Epsilon+ev[1].Epsilon != 2 {
@@ -112,7 +133,6 @@ type brokenSelect struct{ p *SelectPlan }
 
 func (b *brokenSelect) sampler(t *testing.T) audit.Sampler {
 	weak := *b.p
-	// δ′ with ln(1/(2δ′)) = ln(1/(2δ))/4 gives the weak threshold.
-	weak.Delta = 0.5 * math.Pow(2*b.p.Delta, 0.25)
+	weak.tau = 1 + (b.p.tau-1)/4
 	return selectSampler(t, &weak)
 }
