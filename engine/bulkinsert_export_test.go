@@ -49,3 +49,11 @@ func SplitTextInsert(q string) (string, bool) {
 // TextInsertFastHits is the number of text INSERTs that re-used a plan
 // without binding again (textinsert.go's fastInsert).
 func (e *Engine) TextInsertFastHits() uint64 { return e.plans.textFast.Load() }
+
+// SetLegacyDPFilter switches DP aggregate scans back to go-mysql-server's
+// evaluator, with its short-circuits, errors and panics (the must-fail
+// variant of the issue-25 audits), and returns a function restoring it.
+func SetLegacyDPFilter(on bool) (restore func()) {
+	old := legacyDPFilter.Swap(on)
+	return func() { legacyDPFilter.Store(old) }
+}

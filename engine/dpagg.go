@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -15,6 +16,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/dpquery/eval"
 	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/mechanism/agg"
 )
@@ -75,6 +77,7 @@ type dpAggQuery struct {
 	tschema        sql.Schema
 	scanCols       []string       // the columns the scan decodes; positions below index into them
 	filter         sql.Expression // over table positions; nil if none
+	pred           *eval.Pred     // filter compiled to a total, fixed-cost program (issue 25)
 	keys           []keyCol
 	sumCols        []int // table positions of summed columns
 	sumNames       []string
@@ -369,11 +372,8 @@ func checkPostExprs(n sql.Node) error {
 }
 
 // boundPredicate checks that a WHERE predicate uses only this table's
-// columns, constants and row-local operators, and rewrites its column
-// references to table positions. Such a predicate only decides whether a row
-// is in the query (the sensitivity analysis covers a row in or out), and a
-// row on which it fails to evaluate is simply left out, so its errors are
-// not observable.
+// columns and rewrites its column references to table positions. Which
+// operators may run on the rows is eval.Compile's decision (compact).
 func boundPredicate(e sql.Expression, pos func(sql.Expression) (int, bool), key string) (sql.Expression, error) {
 	var bad sql.Expression
 	transform.InspectExpr(e, func(x sql.Expression) bool {
@@ -382,11 +382,7 @@ func boundPredicate(e sql.Expression, pos func(sql.Expression) (int, bool), key 
 			if _, ok := pos(x); !ok {
 				bad = x
 			}
-		case *expression.Literal, *expression.Equals, *expression.NullSafeEquals, *expression.GreaterThan,
-			*expression.GreaterThanOrEqual, *expression.LessThan, *expression.LessThanOrEqual, *expression.Not,
-			*expression.And, *expression.Or, *expression.InTuple, *expression.HashInTuple, expression.Tuple, *expression.Between,
-			*expression.IsNull, *expression.Like, *expression.Arithmetic, *expression.Convert:
-		default:
+		case sql.ExpressionWithNodes:
 			bad = x
 		}
 		return bad != nil
@@ -406,6 +402,31 @@ func boundPredicate(e sql.Expression, pos func(sql.Expression) (int, bool), key 
 		return x, transform.SameTree, nil
 	})
 	return out, err
+}
+
+// compilePredicate compiles the WHERE (over scanned-row positions) with the
+// total evaluator, before any charge; a refusal names the operator.
+func (q *dpAggQuery) compilePredicate(types []sql.Type) error {
+	if q.filter == nil || legacyDPFilter.Load() {
+		return nil // legacy: the test-only must-fail variant runs GMS's evaluator
+	}
+	cols := make([]eval.Column, len(q.scanCols))
+	for i, name := range q.scanCols {
+		cols[i] = eval.Column{Name: name, Type: types[i]}
+	}
+	p, err := eval.Compile(q.filter, cols)
+	if err != nil {
+		return aggErr("WHERE %v cannot be bounded: %v", shortText(q.filter.String()), err)
+	}
+	q.pred = p
+	return nil
+}
+
+func shortText(s string) string {
+	if len(s) > 80 {
+		return s[:60] + "…"
+	}
+	return s
 }
 
 // dpAggNode is the leaf that replaces the GroupBy.
@@ -438,12 +459,13 @@ func (n *dpAggNode) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) {
 	if env == nil {
 		return nil, errors.New("DP aggregates are not wired")
 	}
-	// The cache key uses public values only: the write epoch and n.
+	// The cache key uses public values only: the account, the write epoch
+	// and n.
 	rows, err := env.Store.RowCount(q.db, q.table)
 	if err != nil {
 		return nil, fmt.Errorf("row count of %s: %w", q.key, err)
 	}
-	id := q.cacheID(n.g.cat.WriteEpoch(q.key), rows)
+	id := q.cacheID(userOf(ctx), n.g.cat.WriteEpoch(q.key), rows)
 	if !sessionFresh(ctx) {
 		if r, ok := n.cached(id); ok {
 			ctx.Warn(1105, "dp: answer from the answer cache (same query on the same snapshot of %s): no charge; SET SESSION dp_fresh = 1 for a new release", q.key)
@@ -482,22 +504,19 @@ func (q *dpAggQuery) compute(ctx *sql.Context, env *functions.Env) (*agg.Result,
 	}
 	acc := q.plan.Accumulator()
 	vals := make([]float64, len(q.sumCols))
-	evalCtx := sql.NewEmptyContext()
+	match := q.matcher()
 	if _, err := env.Store.ScanValues(q.db, q.table, cols, func(row []any) error {
-		g := q.groupOf(row, index)
-		if g >= 0 && q.filter != nil {
-			v, err := q.filter.Eval(evalCtx, sql.Row(row))
-			if err != nil || v == nil || !sql.IsTrue(v) {
+		g := -1
+		rowSafe(func() {
+			// Every part runs on every row: the key lookup, the whole
+			// predicate and the summed values (issue 25).
+			in := match(row)
+			g = q.groupOf(row, index)
+			q.readSums(row, vals)
+			if !in {
 				g = -1
 			}
-		}
-		for i, p := range q.sumCols {
-			f, ok := toFloat(row[p])
-			if !ok {
-				f = math.NaN()
-			}
-			vals[i] = functions.ReadValue(q.sumReads[i], f)
-		}
+		})
 		acc.Row(g, vals)
 		return nil
 	}); err != nil {
@@ -507,21 +526,71 @@ func (q *dpAggQuery) compute(ctx *sql.Context, env *functions.Env) (*agg.Result,
 }
 
 // groupOf returns the group index of a row (mixed radix over the keys'
-// domains), or −1 for a NULL or undeclared key.
+// domains), or −1 for a NULL or undeclared key. Every key is looked up on
+// every row.
 func (q *dpAggQuery) groupOf(row []any, index []map[string]int) int {
-	g := 0
+	g, in := 0, true
 	for i, k := range q.keys {
 		v := row[k.pos]
-		if v == nil {
-			return -1
-		}
 		j, ok := index[i][functions.LabelString(v)]
-		if !ok {
-			return -1
-		}
+		in = in && ok && v != nil
 		g = g*len(k.domain) + j
 	}
+	if !in {
+		return -1
+	}
 	return g
+}
+
+// readSums reads the summed columns of a row through their declared
+// transform and clip (a non-number reads as NaN, which the clip maps to the
+// midpoint).
+func (q *dpAggQuery) readSums(row []any, vals []float64) {
+	for i, p := range q.sumCols {
+		f, ok := toFloat(row[p])
+		if !ok {
+			f = math.NaN()
+		}
+		vals[i] = functions.ReadValue(q.sumReads[i], f)
+	}
+}
+
+// matcher returns the row filter: the compiled predicate, or TRUE without
+// a WHERE. The legacy variant (tests only) is go-mysql-server's evaluator
+// with its short-circuits, errors and panics: the must-fail case of the
+// audits in dpagg_sound_test.go.
+func (q *dpAggQuery) matcher() func(row []any) bool {
+	switch {
+	case q.pred != nil:
+		return q.pred.Match
+	case q.filter != nil && legacyDPFilter.Load():
+		f, ctx := q.filter, sql.NewEmptyContext()
+		return func(row []any) bool {
+			v, err := f.Eval(ctx, sql.Row(row))
+			if err != nil {
+				panic(err) // as before issue 25: an error fails the release
+			}
+			return v != nil && sql.IsTrue(v)
+		}
+	}
+	return func([]any) bool { return true }
+}
+
+// legacyDPFilter switches the DP scan back to go-mysql-server's evaluator
+// (tests only: the audits' must-fail variant).
+var legacyDPFilter atomic.Bool
+
+// rowSafe runs one row's evaluation; a panic (a bug: the evaluator is
+// total) leaves the row out instead of ending the release, so a value can
+// never turn into an error after the charge. The legacy variant re-panics,
+// as the code before issue 25 did.
+func rowSafe(f func()) {
+	defer func() {
+		if p := recover(); p != nil && legacyDPFilter.Load() {
+			panic(p)
+		}
+	}()
+	f()
 }
 
 // rows renders the released result in the GroupBy's output schema.
@@ -567,32 +636,22 @@ func (q *dpAggQuery) computeSelect(env *functions.Env, cols []string) (*agg.Resu
 	acc := q.sel.Accumulator()
 	vals := make([]float64, len(q.sumCols))
 	labels := make([]string, len(q.keys))
-	evalCtx := sql.NewEmptyContext()
+	match := q.matcher()
 	if _, err := env.Store.ScanValues(q.db, q.table, cols, func(row []any) error {
-		ok := true
-		for i, k := range q.keys {
-			if row[k.pos] == nil {
-				ok = false
-				break
+		ok, key := false, ""
+		rowSafe(func() {
+			in := match(row)
+			notNull := true
+			for i, k := range q.keys {
+				notNull = notNull && row[k.pos] != nil
+				labels[i] = functions.LabelString(row[k.pos])
 			}
-			labels[i] = functions.LabelString(row[k.pos])
-		}
-		if ok && q.filter != nil {
-			v, err := q.filter.Eval(evalCtx, sql.Row(row))
-			ok = err == nil && v != nil && sql.IsTrue(v)
-		}
-		for i, p := range q.sumCols {
-			f, isNum := toFloat(row[p])
-			if !isNum {
-				f = math.NaN()
+			q.readSums(row, vals)
+			if ok = in && notNull; ok {
+				buf, _ := json.Marshal(labels)
+				key = string(buf)
 			}
-			vals[i] = functions.ReadValue(q.sumReads[i], f)
-		}
-		key := ""
-		if ok {
-			buf, _ := json.Marshal(labels)
-			key = string(buf)
-		}
+		})
 		acc.Row(key, ok, vals)
 		return nil
 	}); err != nil {
@@ -660,10 +719,12 @@ func (q *dpAggQuery) compact() error {
 		used[0] = true // COUNT(*) alone: decode one column to count rows
 	}
 	newPos := map[int]int{}
+	var scanTypes []sql.Type
 	for p := range q.tschema {
 		if used[p] {
 			newPos[p] = len(q.scanCols)
 			q.scanCols = append(q.scanCols, q.tschema[p].Name)
+			scanTypes = append(scanTypes, q.tschema[p].Type)
 		}
 	}
 	for i := range q.keys {
@@ -684,5 +745,5 @@ func (q *dpAggQuery) compact() error {
 		}
 		q.filter = f
 	}
-	return nil
+	return q.compilePredicate(scanTypes)
 }

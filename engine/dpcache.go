@@ -19,6 +19,12 @@ import (
 // selected columns over the same measurement reuse it too (post-processing).
 // SET SESSION dp_fresh = 1 forces a new, charged release (which then
 // replaces the stored answer).
+//
+// The cache is per account (issue 25): the key names the account, so an
+// account never receives, for free, an answer that another account paid
+// from its quota, and cannot learn from a cache hit that another account
+// asked the same query. Two accounts asking the same query each pay once;
+// each then re-reads its own answer for free (docs/bi.md).
 
 const varFresh = "dp_fresh"
 
@@ -30,15 +36,16 @@ func init() {
 }
 
 type cacheKey struct {
-	Table  string     `json:"table"`
-	Epoch  uint64     `json:"epoch"`
-	N      int64      `json:"n"`
-	Eps    float64    `json:"eps"`
-	Delta  float64    `json:"delta"`
-	Select bool       `json:"select"`
-	Filter string     `json:"filter"`
-	Keys   [][]string `json:"keys"` // name, then domain
-	Sums   []cacheSum `json:"sums"`
+	Account string     `json:"account"`
+	Table   string     `json:"table"`
+	Epoch   uint64     `json:"epoch"`
+	N       int64      `json:"n"`
+	Eps     float64    `json:"eps"`
+	Delta   float64    `json:"delta"`
+	Select  bool       `json:"select"`
+	Filter  string     `json:"filter"`
+	Keys    [][]string `json:"keys"` // name, then domain
+	Sums    []cacheSum `json:"sums"`
 }
 
 type cacheSum struct {
@@ -48,8 +55,8 @@ type cacheSum struct {
 }
 
 // cacheID names the measurement on the current snapshot.
-func (q *dpAggQuery) cacheID(epoch uint64, n int64) []byte {
-	k := cacheKey{Table: q.key, Epoch: epoch, N: n, Eps: q.eps, Delta: q.delta, Select: q.sel != nil}
+func (q *dpAggQuery) cacheID(account string, epoch uint64, n int64) []byte {
+	k := cacheKey{Account: account, Table: q.key, Epoch: epoch, N: n, Eps: q.eps, Delta: q.delta, Select: q.sel != nil}
 	if q.filter != nil {
 		k.Filter = q.filter.String()
 	}

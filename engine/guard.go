@@ -91,10 +91,6 @@ func (g *guard) hooks() store.Hooks {
 			return nil
 		},
 		CheckWrite: func(ctx *sql.Context, db, table string, op store.WriteOp, row sql.Row) error {
-			// bi (issue 12): any write starts a new snapshot for the answer cache.
-			if err := g.cat.NoteWrite(catalog.Key(db, table)); err != nil {
-				return err
-			}
 			if op == store.OpCreate || op == store.OpRename {
 				for _, v := range functions.ViewNames {
 					if strings.EqualFold(v, table) {
@@ -112,6 +108,12 @@ func (g *guard) hooks() store.Hooks {
 			t, known := g.cat.Table(key)
 			if known && t.Protected && !g.owner(ctx) {
 				return fmt.Errorf("table %s is protected: only data owners may modify it", key)
+			}
+			// bi (issue 12): a write starts a new snapshot for the answer
+			// cache — only one that may happen: a refused analyst write
+			// changes nothing, not even the snapshot (issue 25).
+			if err := g.cat.NoteWrite(key); err != nil {
+				return err
 			}
 			if !known {
 				return nil
