@@ -507,7 +507,7 @@ func (q *dpAggQuery) compute(ctx *sql.Context, env *functions.Env) (*agg.Result,
 	match := q.matcher()
 	if _, err := env.Store.ScanValues(q.db, q.table, cols, func(row []any) error {
 		g := -1
-		rowSafe(func() {
+		err := rowSafe(func() {
 			// Every part runs on every row: the key lookup, the whole
 			// predicate and the summed values (issue 25).
 			in := match(row)
@@ -518,7 +518,7 @@ func (q *dpAggQuery) compute(ctx *sql.Context, env *functions.Env) (*agg.Result,
 			}
 		})
 		acc.Row(g, vals)
-		return nil
+		return err
 	}); err != nil {
 		return nil, fmt.Errorf("scan %s: %w", q.key, err)
 	}
@@ -582,15 +582,16 @@ var legacyDPFilter atomic.Bool
 
 // rowSafe runs one row's evaluation; a panic (a bug: the evaluator is
 // total) leaves the row out instead of ending the release, so a value can
-// never turn into an error after the charge. The legacy variant re-panics,
-// as the code before issue 25 did.
-func rowSafe(f func()) {
+// never turn into an error after the charge. The legacy variant returns the
+// panic as an error that ends the release, as the code before issue 25 did.
+func rowSafe(f func()) (err error) {
 	defer func() {
 		if p := recover(); p != nil && legacyDPFilter.Load() {
-			panic(p)
+			err = fmt.Errorf("legacy evaluator: %v", p)
 		}
 	}()
 	f()
+	return nil
 }
 
 // rows renders the released result in the GroupBy's output schema.
@@ -639,7 +640,7 @@ func (q *dpAggQuery) computeSelect(env *functions.Env, cols []string) (*agg.Resu
 	match := q.matcher()
 	if _, err := env.Store.ScanValues(q.db, q.table, cols, func(row []any) error {
 		ok, key := false, ""
-		rowSafe(func() {
+		err := rowSafe(func() {
 			in := match(row)
 			notNull := true
 			for i, k := range q.keys {
@@ -653,7 +654,7 @@ func (q *dpAggQuery) computeSelect(env *functions.Env, cols []string) (*agg.Resu
 			}
 		})
 		acc.Row(key, ok, vals)
-		return nil
+		return err
 	}); err != nil {
 		return nil, fmt.Errorf("scan %s: %w", q.key, err)
 	}

@@ -157,7 +157,7 @@ func (e *Engine) wire(opt Options) error {
 		}
 		rows = routedRows{emb: e.Store, my: e.Backend}
 	}
-	e.Env = &functions.Env{Store: rows, Catalog: e.Catalog, Budget: e.Budget, Log: e.Log, MaxReleaseMemory: max(mem, 0)}
+	e.Env = &functions.Env{Store: functions.RowSafe(rows), Catalog: e.Catalog, Budget: e.Budget, Log: e.Log, MaxReleaseMemory: max(mem, 0)}
 	g := &guard{cat: e.Catalog, st: e.Store, env: e.Env}
 	e.Env.CanRead = g.canRead
 	e.Store.SetHooks(g.hooks())

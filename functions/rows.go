@@ -92,3 +92,62 @@ var ErrBackend = errors.New("storage backend failure")
 // errBackendFailed is what an analyst sees when the backend failed during a
 // release: the failure is of the infrastructure, not of the rows.
 var errBackendFailed = errors.New("the storage backend failed during the release (a server or shard is unreachable); the privacy charge is kept, nothing was released (details in dp_ledger and the server log)")
+
+// RowSafe wraps the storage every DP read goes through so that a panic in a
+// release's per-row function leaves that row out instead of ending the
+// release (issue 25, defence in depth): after the charge, nothing a row
+// holds may turn into an error the analyst sees. The per-row functions are
+// written to be total; this only catches a bug. Optional interfaces of r
+// (Pushdown, Attached) are kept.
+func RowSafe(r Rows) Rows {
+	s := safeRows{r}
+	pd, isPD := r.(Pushdown)
+	at, isAt := r.(attacher)
+	switch {
+	case isPD && isAt:
+		return struct {
+			safeRows
+			Pushdown
+			attacher
+		}{s, pd, at}
+	case isPD:
+		return struct {
+			safeRows
+			Pushdown
+		}{s, pd}
+	case isAt:
+		return struct {
+			safeRows
+			attacher
+		}{s, at}
+	}
+	return s
+}
+
+type attacher interface {
+	Attached(db, table string) bool
+}
+
+type safeRows struct{ Rows }
+
+func (s safeRows) ScanFloats(db, table string, cols []string, fn func(row []float64) error) (int64, error) {
+	return s.Rows.ScanFloats(db, table, cols, func(row []float64) (err error) {
+		defer func() {
+			if recover() != nil {
+				err = nil
+			}
+		}()
+		return fn(row)
+	})
+}
+
+func (s safeRows) ScanValues(db, table string, cols []string, fn func(row []any) error) (int64, error) {
+	return s.Rows.ScanValues(db, table, cols, func(row []any) (err error) {
+		defer func() {
+			if recover() != nil {
+				err = nil
+			}
+		}()
+		return fn(row)
+	})
+}
