@@ -510,11 +510,12 @@ func (q *dpAggQuery) compute(ctx *sql.Context, env *functions.Env) (*agg.Result,
 		err := rowSafe(func() {
 			// Every part runs on every row: the key lookup, the whole
 			// predicate and the summed values (issue 25).
+			// g is set last, so a row whose evaluation panics stays out.
 			in := match(row)
-			g = q.groupOf(row, index)
+			gg := q.groupOf(row, index)
 			q.readSums(row, vals)
-			if !in {
-				g = -1
+			if in {
+				g = gg
 			}
 		})
 		acc.Row(g, vals)
@@ -648,9 +649,9 @@ func (q *dpAggQuery) computeSelect(env *functions.Env, cols []string) (*agg.Resu
 				labels[i] = functions.LabelString(row[k.pos])
 			}
 			q.readSums(row, vals)
-			if ok = in && notNull; ok {
+			if in && notNull {
 				buf, _ := json.Marshal(labels)
-				key = string(buf)
+				key, ok = string(buf), true
 			}
 		})
 		acc.Row(key, ok, vals)
