@@ -195,8 +195,8 @@ func TestDPAggTimingAudit(t *testing.T) {
 // through the real scan on tables that differ in one row holding extreme
 // values (NULLs, ±1e308, −0, a subnormal, the largest DECIMAL and BIGINT
 // UNSIGNED, empty, multibyte and 1 MiB strings, extreme dates): never an
-// error, and per query the latency medians across the tables stay within a
-// constant factor.
+// error, and per query the fastest latencies across the tables
+// stay within a constant factor (3).
 func TestDPAggAdversarialValuesOverTheWire(t *testing.T) {
 	ts := startServer(t, t.TempDir())
 	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE IF NOT EXISTS demo")
@@ -243,7 +243,7 @@ func TestDPAggAdversarialValuesOverTheWire(t *testing.T) {
 		// Round-robin over the variants, so that load on the machine hits
 		// every variant alike.
 		d := make([][]time.Duration, len(variants))
-		for rep := 0; rep < 9; rep++ {
+		for rep := 0; rep < 11; rep++ {
 			for v := range variants {
 				q := fmt.Sprintf("SELECT COUNT(*) FROM adv%d WHERE %s", v, p)
 				start := time.Now()
@@ -254,20 +254,22 @@ func TestDPAggAdversarialValuesOverTheWire(t *testing.T) {
 				d[v] = append(d[v], time.Since(start))
 			}
 		}
+		// The fastest run of each: load on the machine only adds time, and
+		// the rest of a release (the durable reservation) does not depend
+		// on the rows.
 		meds := make([]time.Duration, len(variants))
 		for v := range d {
-			slices.Sort(d[v])
-			meds[v] = d[v][len(d[v])/2]
+			meds[v] = slices.Min(d[v])
 		}
 		r := float64(slices.Max(meds)) / float64(slices.Min(meds))
 		if r > worst {
 			worst, worstPred = r, p
 		}
 		if r > 3 {
-			t.Errorf("%s: latency medians %v across the variants (ratio %.1f)", short(p), meds, r)
+			t.Errorf("%s: fastest latencies %v across the variants (ratio %.1f)", short(p), meds, r)
 		}
 	}
-	t.Logf("%d admitted predicates × %d variants: no error; worst latency ratio %.2f (%s)", len(preds), len(variants), worst, short(worstPred))
+	t.Logf("%d admitted predicates × %d variants: no error; worst ratio of fastest latencies %.2f (%s)", len(preds), len(variants), worst, short(worstPred))
 }
 
 // TestAnswerCachePerAccount: an account never receives another account's
