@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dpsql/dpsql/engine/wal"
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 

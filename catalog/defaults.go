@@ -6,7 +6,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/dpsql/dpsql/engine/wal"
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 

@@ -13,7 +13,7 @@ import (
 
 // TestCrashDuringLargeLoad: a LOAD DATA whose commit is too large for the
 // write-ahead log (over 32 MiB: bbolt commits it directly and a checkpoint
-// makes it durable, engine/wal bigCommit) is all or nothing across a
+// makes it durable, wal bigCommit) is all or nothing across a
 // SIGKILL: killed at several moments of the load, the restarted server has
 // none of its rows or all of them, all when the client got its OK; and a
 // load acknowledged just before the kill is there in full.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dpsql/dpsql/budget"
-	"github.com/dpsql/dpsql/engine/wal"
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	gsql "github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
-	"github.com/dpsql/dpsql/engine/wal"
+	"github.com/dpsql/dpsql/wal"
 	"github.com/go-sql-driver/mysql"
 	"github.com/sirupsen/logrus"
 	bolt "go.etcd.io/bbolt"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpsql/dpsql/engine/wal"
+	"github.com/dpsql/dpsql/wal"
 	bolt "go.etcd.io/bbolt"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
-	"github.com/dpsql/dpsql/engine/wal"
+	"github.com/dpsql/dpsql/wal"
 	"github.com/google/btree"
 	bolt "go.etcd.io/bbolt"
 )
