@@ -15,7 +15,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 	"github.com/dolthub/vitess/go/vt/proto/query"
 
-	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/store"
 )
 
 // Store-level bulk writer (issue 13).
@@ -60,7 +60,7 @@ var bulkLoadOff atomic.Bool
 var bulkLoads atomic.Int64
 
 // InstallBulkWriter makes a's exec builder run the bulk forms with the
-// bulk writer (the engine does; engine/store/gmstest runs go-mysql-server's
+// bulk writer (the engine does; store/gmstest runs go-mysql-server's
 // own LOAD DATA and INSERT suites through it).
 func InstallBulkWriter(a *analyzer.Analyzer) {
 	bx := &bulkExec{}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
-	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/functions"
+	"github.com/dpsql/dpsql/store"
 )
 
 // Exec runs one statement as user and drains its result.

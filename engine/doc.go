@@ -1,5 +1,5 @@
 // Package engine wires dpsql together: one durable bbolt file holding rows
-// (package engine/store), users, catalog, ledger and models; go-mysql-server
+// (package store), users, catalog, ledger and models; go-mysql-server
 // on top; and the guard that keeps protected rows away from analysts.
 //
 // The guard has three layers, each sufficient on its own for reads:

@@ -21,9 +21,9 @@ import (
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
-	"github.com/dpsql/dpsql/engine/mysqlstore"
-	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/functions"
+	"github.com/dpsql/dpsql/mysqlstore"
+	"github.com/dpsql/dpsql/store"
 )
 
 // DBFile is the name of the single bbolt file under the data directory.

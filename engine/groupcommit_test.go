@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Group commit (engine/store/txn.go) under 8 concurrent connections over the
+// Group commit (store/txn.go) under 8 concurrent connections over the
 // wire, with plain-text statements as sysbench sends them: every acknowledged
 // commit is applied once, AUTO_INCREMENT values are unique, autocommitted
 // increments of one hot row lose no update and none fails (row locks), and all

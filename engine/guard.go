@@ -17,9 +17,9 @@ import (
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
 	"github.com/dpsql/dpsql/catalog"
-	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/mechanism"
+	"github.com/dpsql/dpsql/store"
 )
 
 // ErrProtected is returned to analysts for any SQL path to a protected table.

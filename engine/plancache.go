@@ -24,7 +24,7 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/store"
 )
 
 // Prepared-statement plan cache (issue 13, sysbench OLTP).

@@ -9,8 +9,8 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/dpsql/dpsql/catalog"
-	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/functions"
+	"github.com/dpsql/dpsql/store"
 )
 
 // provider adds the dpsql system database and the dp_* procedures to the

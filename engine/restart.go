@@ -9,10 +9,10 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 
-	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/store"
 )
 
-// Statement restarts (issue 13, engine/store/lock.go).
+// Statement restarts (issue 13, store/lock.go).
 //
 // A write that locks a row whose latest committed version is newer than the
 // statement's read view cannot use the row it read: the store undoes the

@@ -12,7 +12,7 @@ import (
 	"github.com/dpsql/dpsql/engine"
 )
 
-// Row locks (issue 13, engine/store/lock.go) over the wire. Each scenario
+// Row locks (issue 13, store/lock.go) over the wire. Each scenario
 // runs against dpsql and, where mariadbd is installed, against a MariaDB
 // InnoDB server (a shard of the Spider test cluster), and must behave the
 // same on both.

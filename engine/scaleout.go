@@ -7,9 +7,9 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
 
-	"github.com/dpsql/dpsql/engine/mysqlstore"
-	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/functions"
+	"github.com/dpsql/dpsql/mysqlstore"
+	"github.com/dpsql/dpsql/store"
 )
 
 // Scale-out (issue 14, docs/scale-out.md): tables attached from a

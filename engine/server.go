@@ -11,7 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 
-	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/store"
 )
 
 // Server is the MySQL wire-protocol front end of an Engine.

@@ -13,7 +13,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
-	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/store"
 )
 
 // Plan cache for text INSERTs (issue 13, sysbench oltp_insert).

@@ -208,7 +208,7 @@ func TestAutocommitOff(t *testing.T) {
 
 // Concurrent read-modify-write transactions lose no update and need no
 // retry: the UPDATE locks the row and computes from its latest committed
-// version (row locks, engine/store/lock.go; the two-transaction cases are
+// version (row locks, store/lock.go; the two-transaction cases are
 // in rowlock_test.go, checked against MariaDB).
 func TestConcurrentTransfersWithRetry(t *testing.T) {
 	ts, db := txServer(t)

@@ -7,9 +7,9 @@ import (
 )
 
 // Rows is the storage DP releases read directly (no hooks, no privileges,
-// no SQL of the analyst): the embedded store (engine/store), or the
+// no SQL of the analyst): the embedded store (store), or the
 // engine's router that sends tables attached from a MariaDB/MySQL server to
-// engine/mysqlstore (scale-out, issue 14). Every scan reads one consistent
+// mysqlstore (scale-out, issue 14). Every scan reads one consistent
 // snapshot and reports the number of rows it read.
 type Rows interface {
 	TableSchema(db, table string) (sql.Schema, error)

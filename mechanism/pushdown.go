@@ -8,7 +8,7 @@ import (
 )
 
 // Scale-out (issue 14): entry points for statistics computed next to the
-// data by a MariaDB/Spider backend (engine/mysqlstore) instead of a pass
+// data by a MariaDB/Spider backend (mysqlstore) instead of a pass
 // over rows in Go.
 
 // Affine returns copies of the per-feature maps (z = v·mul + add before

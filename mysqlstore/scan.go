@@ -129,7 +129,7 @@ func (b *Backend) stream(db, name string, cols []string, fn func(vals []any, kin
 }
 
 // ScanFloats calls fn with the requested columns of every row as float64
-// (NULL and non-numeric values are NaN), as engine/store does.
+// (NULL and non-numeric values are NaN), as store does.
 func (b *Backend) ScanFloats(db, name string, cols []string, fn func(row []float64) error) (int64, error) {
 	var row []float64
 	return b.stream(db, name, cols, func(vals []any, kinds []kind) error {
@@ -138,7 +138,7 @@ func (b *Backend) ScanFloats(db, name string, cols []string, fn func(row []float
 		}
 		for i, v := range vals {
 			if kinds[i] == kindText || kinds[i] == kindTime {
-				row[i] = math.NaN() // as engine/store: non-numeric values are NaN
+				row[i] = math.NaN() // as store: non-numeric values are NaN
 				continue
 			}
 			row[i] = toFloat(v)
@@ -163,7 +163,7 @@ func (b *Backend) ScanValues(db, name string, cols []string, fn func(row []any) 
 	})
 }
 
-// toFloat converts a driver value as engine/store's decodeFloats does.
+// toFloat converts a driver value as store's decodeFloats does.
 func toFloat(v any) float64 {
 	switch x := v.(type) {
 	case nil:

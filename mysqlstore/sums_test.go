@@ -169,7 +169,7 @@ func TestLinearFast(t *testing.T) {
 	}
 }
 
-// Scanned values convert as engine/store's: NULL and text are NaN.
+// Scanned values convert as store's: NULL and text are NaN.
 func TestToFloat(t *testing.T) {
 	cases := []struct {
 		in   any

@@ -7,7 +7,7 @@ import (
 	gsql "github.com/dolthub/go-mysql-server/sql"
 )
 
-// ReadCheck is the engine's storage read hook (engine/store.Hooks.CheckRead):
+// ReadCheck is the engine's storage read hook (store.Hooks.CheckRead):
 // it refuses analysts' reads of protected tables.
 type ReadCheck func(ctx *gsql.Context, db, table string) error
 

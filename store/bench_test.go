@@ -18,7 +18,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Benchmarks (run with: go test ./engine/store/ -run '^$' -bench . -benchtime 1x):
+// Benchmarks (run with: go test ./store/ -run '^$' -bench . -benchtime 1x):
 // a durable import of 1M rows × 10 DOUBLE columns, the DP functions' direct
 // scan of that table, and the engine's SELECT AVG over it.
 

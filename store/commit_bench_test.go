@@ -22,7 +22,7 @@ import (
 // fsync behind one log record and fdatasync per commit. cpu-ns/op is the process's CPU time per commit (fdatasync
 // costs CPU in the guest kernel here); pages/op the pages bbolt writes.
 //
-//	go test ./engine/store/ -run '^$' -bench CommitDurability -benchtime 1000x
+//	go test ./store/ -run '^$' -bench CommitDurability -benchtime 1000x
 func BenchmarkCommitDurability(b *testing.B) {
 	for _, mode := range []string{"bbolt", "bbolt-nosync", "log-fdatasync", "wal"} {
 		b.Run(mode, func(b *testing.B) {

@@ -26,8 +26,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/dpsql/dpsql/engine"
-	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/noise"
+	"github.com/dpsql/dpsql/store"
 )
 
 func main() {

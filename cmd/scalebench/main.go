@@ -27,9 +27,9 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/dpsql/dpsql/engine"
-	"github.com/dpsql/dpsql/engine/store"
 	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/mechanism/linreg"
+	"github.com/dpsql/dpsql/store"
 )
 
 func main() {

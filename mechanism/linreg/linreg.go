@@ -40,7 +40,7 @@ type Config struct {
 	// another n (rows written meanwhile) keeps the reserved events.
 	CentreEpsilon float64
 	// AnyOrderSums plans for statistics summed by a backend in an order it
-	// chooses (engine/mysqlstore's fast DOUBLE statement, TrainSums): the
+	// chooses (mysqlstore's fast DOUBLE statement, TrainSums): the
 	// rounding allowance then covers any summation tree over n rows,
 	// γ_{n+8} instead of the embedded path's blocked depth (anyOrderDepth).
 	AnyOrderSums bool

@@ -7,7 +7,7 @@ import (
 )
 
 // Scale-out (issue 14): the sufficient statistics computed by a backend
-// (engine/mysqlstore) with the same per-row map as Train.
+// (mysqlstore) with the same per-row map as Train.
 
 // Map returns the public per-row map of the statistics: feature j becomes
 // clamp(v·mul[j] + add[j], −1, 1)·inv (NULL → 0), an intercept coordinate

@@ -10,7 +10,7 @@ import (
 )
 
 // Scale-out (issue 14): DP_LSQ's release from sufficient statistics
-// computed by a backend (engine/mysqlstore) with the embedded per-row map.
+// computed by a backend (mysqlstore) with the embedded per-row map.
 // Every method of the linear kernel (output, objective, input) releases a
 // function of S = Σφφᵀ and c = Σy′φ only, so all of them push down; the
 // RFF kernels need the rows (the map is not a polynomial) and stream.

@@ -21,7 +21,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/dpsql/dpsql/engine"
-	"github.com/dpsql/dpsql/engine/store"
+	"github.com/dpsql/dpsql/store"
 )
 
 // Harness is an enginetest.Harness whose engines run on a fresh store in a
