@@ -71,13 +71,6 @@ func ownConnection(ctx *sql.Context, id uint32) bool {
 // accounts with the FILE privilege.
 const secureFilePriv = "secure_file_priv"
 
-func userOf(ctx *sql.Context) string {
-	if ctx == nil || ctx.Session == nil {
-		return ""
-	}
-	return ctx.Session.Client().User
-}
-
 func (g *guard) owner(ctx *sql.Context) bool { return g.cat.IsOwner(userOf(ctx)) }
 
 // hooks are the storage-level checks.
@@ -186,36 +179,6 @@ func quoteShort(s string) string {
 		return strconv.Quote(s)
 	}
 	return strconv.Quote(strings.ToValidUTF8(s[:64], "")) + fmt.Sprintf("… (%d bytes)", len(s))
-}
-
-func toFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
-	case int8:
-		return float64(x), true
-	case int16:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case uint8:
-		return float64(x), true
-	case uint16:
-		return float64(x), true
-	case uint32:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	case interface{ Float64() (float64, bool) }:
-		return x.Float64()
-	}
-	return 0, false
 }
 
 // rule is the analyzer rule (post-validation) described in the package doc.
@@ -419,25 +382,6 @@ func isDual(n sql.Node) bool {
 	return false
 }
 
-// tableKey returns the catalog key of a node that reads a table.
-func tableKey(n any) (string, bool) {
-	switch x := n.(type) {
-	case *plan.ResolvedTable:
-		if plan.IsDualTable(x.Table) || x.SqlDatabase == nil {
-			return "", false
-		}
-		return catalog.Key(x.SqlDatabase.Name(), x.Table.Name()), true
-	case sql.TableNode:
-		if x.UnderlyingTable() == nil || x.Database() == nil {
-			return "", false
-		}
-		return catalog.Key(x.Database().Name(), x.UnderlyingTable().Name()), true
-	case *plan.IndexedTableAccess:
-		return tableKey(x.TableNode)
-	}
-	return "", false
-}
-
 // hiddenChildren returns subtrees a node keeps outside Children(): go-mysql-
 // server analyses them separately, but the guard must see them.
 func hiddenChildren(n sql.Node) []sql.Node {
@@ -505,16 +449,6 @@ type authHandler struct {
 	mdb *mysql_db.MySQLDb
 }
 
-// isView reports whether table is one of the dpsql views.
-func isView(table string) bool {
-	for _, v := range functions.ViewNames {
-		if strings.EqualFold(v, table) {
-			return true
-		}
-	}
-	return false
-}
-
 // usesDB reports whether the account holds any privilege in db (on the
 // database or on one of its tables): then it may read the dpsql views of
 // that database, whose rows are filtered to the tables it may read.
@@ -545,8 +479,6 @@ func (h authHandler) viewsOnly(ctx *sql.Context, auth ast.AuthInformation) bool 
 	}
 	return true
 }
-
-func isSystemDB(name string) bool { return strings.EqualFold(name, functions.SystemDatabase) }
 
 func (h authHandler) HandleAuth(ctx *sql.Context, st sql.AuthorizationQueryState, auth ast.AuthInformation) error {
 	// KILL is the only statement the parser marks SUPER. Every account may

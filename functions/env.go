@@ -113,14 +113,6 @@ func (r tableRef) column(name string) (string, error) {
 	return "", fmt.Errorf("table %s has no column %q", r.key, name)
 }
 
-// user returns the account running the query.
-func user(ctx *sql.Context) string {
-	if ctx == nil || ctx.Session == nil {
-		return ""
-	}
-	return ctx.Session.Client().User
-}
-
 // errMechanismFailed is what an analyst sees when a mechanism fails after
 // touching data: the reason could depend on the rows, so it goes to the
 // owner-only ledger and the log, never to the analyst.
@@ -146,7 +138,7 @@ func (e *Env) release(ctx *sql.Context, ref tableRef, function string, reqEps, r
 	}
 	rec, err := e.Budget.Reserve(budget.Request{
 		Table:     ref.key,
-		User:      user(ctx),
+		User:      UserOf(ctx),
 		Function:  function,
 		Requested: [2]float64{reqEps, reqDelta},
 		Events:    events,
@@ -201,7 +193,7 @@ func (e *Env) release(ctx *sql.Context, ref tableRef, function string, reqEps, r
 			if err := e.Budget.Complete(rec.ID, budget.StatusKilled, "stopped by KILL QUERY / KILL; nothing was returned or saved"); err != nil {
 				e.Log.WithError(err).WithField("release", rec.ID).Error("could not record release outcome")
 			}
-			e.Log.WithFields(logrus.Fields{"table": ref.key, "function": function, "release": rec.ID, "user": user(ctx)}).Warn("release killed after charge")
+			e.Log.WithFields(logrus.Fields{"table": ref.key, "function": function, "release": rec.ID, "user": UserOf(ctx)}).Warn("release killed after charge")
 			return nil, ErrKilled
 		}
 		r = <-done // its model was already saved: the kill came too late
@@ -220,7 +212,7 @@ func (e *Env) release(ctx *sql.Context, ref tableRef, function string, reqEps, r
 		}
 		return nil, errMechanismFailed
 	}
-	e.Log.WithFields(logrus.Fields{"table": ref.key, "function": function, "release": rec.ID, "user": user(ctx)}).Info("release")
+	e.Log.WithFields(logrus.Fields{"table": ref.key, "function": function, "release": rec.ID, "user": UserOf(ctx)}).Info("release")
 	return r.out, nil
 }
 

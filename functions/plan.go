@@ -48,7 +48,7 @@ func (e *Env) execute(ctx *sql.Context, p *releasePlan, dry bool) (any, error) {
 // public (options, catalog, row count, dp_budget, the account's own quota).
 func (e *Env) dryRun(ctx *sql.Context, p *releasePlan) (string, error) {
 	q, err := e.Budget.Quote(budget.Request{
-		Table: p.ref.key, User: user(ctx), Function: p.fn,
+		Table: p.ref.key, User: UserOf(ctx), Function: p.fn,
 		Requested: [2]float64{p.reqEps, p.reqDelta}, Events: p.events,
 	})
 	if err != nil {

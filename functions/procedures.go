@@ -42,8 +42,8 @@ func done(format string, a ...any) (sql.RowIter, error) {
 }
 
 func (e *Env) requireOwner(ctx *sql.Context, proc string) error {
-	if !e.Catalog.IsOwner(user(ctx)) {
-		return fmt.Errorf("%s: only data owners may call it (user %q is an analyst)", proc, user(ctx))
+	if !e.Catalog.IsOwner(UserOf(ctx)) {
+		return fmt.Errorf("%s: only data owners may call it (user %q is an analyst)", proc, UserOf(ctx))
 	}
 	return nil
 }
@@ -303,7 +303,7 @@ func (e *Env) quotaRemove(ctx *sql.Context, u, name string) (sql.RowIter, error)
 
 func (e *Env) owner(ctx *sql.Context, u string, on bool) (sql.RowIter, error) {
 	// Only root designates owners: an owner must not be able to mint more.
-	if user(ctx) != "root" {
+	if UserOf(ctx) != "root" {
 		return nil, fmt.Errorf("dp_owner_add/dp_owner_remove: only root may designate owners")
 	}
 	u = strings.TrimSpace(u)

@@ -253,7 +253,7 @@ func (e *Env) saveModel(ctx *sql.Context, s trainSpec, m *mechanism.Model, param
 	rec := catalog.ModelRecord{
 		Name: s.model, Kind: m.Kind, Kernel: m.Kernel, Params: params,
 		Epsilon: eps, Delta: delta, RequestedEpsilon: reqEps, N: s.n, Table: s.ref.key,
-		Creator: user(ctx), CreatedAt: time.Now().UTC(), Model: js,
+		Creator: UserOf(ctx), CreatedAt: time.Now().UTC(), Model: js,
 	}
 	// Saved only if the release has not been killed meanwhile (atomically).
 	if err := e.commit(ctx, func() error { return e.Catalog.PutModel(rec) }); err != nil {

@@ -190,7 +190,7 @@ func (e *Env) budgetView(db string) *view {
 			if !e.shows(ctx, db, s.Table) {
 				continue
 			}
-			me, err := e.Budget.UserStatus(s.Table, user(ctx))
+			me, err := e.Budget.UserStatus(s.Table, UserOf(ctx))
 			if err != nil {
 				return nil, fmt.Errorf("dp_budget: %w", err)
 			}
@@ -219,7 +219,7 @@ func (e *Env) quotasView(db string) *view {
 		if err != nil {
 			return nil, fmt.Errorf("dp_quotas: %w", err)
 		}
-		u, owner := user(ctx), e.Catalog.IsOwner(user(ctx))
+		u, owner := UserOf(ctx), e.Catalog.IsOwner(UserOf(ctx))
 		var rows []sql.Row
 		for _, q := range qs {
 			if !e.shows(ctx, db, q.Table) {
@@ -288,7 +288,7 @@ func (e *Env) ledgerView(db string) *view {
 		col("epsilon_requested", types.Float64), col("delta_requested", types.Float64), col("status", types.Text), col("detail", types.Text),
 	}, func(ctx *sql.Context) ([]sql.Row, error) {
 		// Failure details may depend on the data: owners only.
-		if !e.Catalog.IsOwner(user(ctx)) {
+		if !e.Catalog.IsOwner(UserOf(ctx)) {
 			return nil, fmt.Errorf("dp_ledger is readable by data owners only")
 		}
 		entries, err := e.Budget.Ledger()
