@@ -40,7 +40,7 @@ func referenceCSV(t *testing.T, path string) ([]string, [][]float64) {
 }
 
 func TestImportBreastCancer(t *testing.T) {
-	const path = "../../testdata/breast_cancer.csv"
+	const path = "../testdata/breast_cancer.csv"
 	header, ref := referenceCSV(t, path)
 	h := newHarness(t)
 	h.setupDB()
