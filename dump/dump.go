@@ -1,4 +1,4 @@
-package engine
+package dump
 
 import (
 	"bytes"
@@ -17,6 +17,9 @@ import (
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/functions"
+	"github.com/dpsql/dpsql/guard"
+	"github.com/dpsql/dpsql/store"
 )
 
 // Dump and restore (issue 13). mysqldump copies a table as DROP TABLE IF
@@ -36,6 +39,19 @@ import (
 // tables: their DROP TABLE IF EXISTS, CREATE TABLE with the view's columns
 // and DROP VIEW IF EXISTS answer OK without doing anything (CREATE VIEW of
 // a dpsql view name stays refused).
+
+// Rules are the analyzer rules of dump and restore (PreRule, PostRule).
+type Rules struct {
+	guard *guard.Guard // owners, and a new table's protection
+	cat   *catalog.Catalog
+	st    *store.Store
+	env   *functions.Env
+}
+
+// New returns the dump and restore rules.
+func New(g *guard.Guard, cat *catalog.Catalog, st *store.Store, env *functions.Env) *Rules {
+	return &Rules{guard: g, cat: cat, st: st, env: env}
+}
 
 // catalogMarker starts the dpsql part of a table comment.
 const catalogMarker = "dpsql:v1:"
@@ -78,7 +94,7 @@ func encodeComment(user string, d dumpedTable) (string, error) {
 
 // dumpState returns the dpsql state of key for SHOW CREATE TABLE (ok false
 // when there is none: no catalog entry and no budget account).
-func (g *guard) dumpState(key string) (dumpedTable, bool, error) {
+func (g *Rules) dumpState(key string) (dumpedTable, bool, error) {
 	var d dumpedTable
 	if t, ok := g.cat.Table(key); ok {
 		t.Name = ""
@@ -115,11 +131,11 @@ var (
 	_ sql.TableWrapper   = commentedTable{}
 )
 
-// dumpPostRule rewrites SHOW CREATE TABLE: owners see the table's dpsql
+// PostRule rewrites SHOW CREATE TABLE: owners see the table's dpsql
 // state in its comment; nobody sees a stale dpsql part a table was created
 // with by other paths (CREATE TABLE … AS SELECT).
-func (g *guard) dumpPostRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	owner := g.owner(ctx)
+func (g *Rules) PostRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	owner := g.guard.Owner(ctx)
 	return transform.Node(n, func(node sql.Node) (sql.Node, transform.TreeIdentity, error) {
 		sc, ok := node.(*plan.ShowCreateTable)
 		if !ok || sc.IsView {
@@ -129,8 +145,8 @@ func (g *guard) dumpPostRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node,
 		if !ok || rt.SqlDatabase == nil {
 			return node, transform.SameTree, nil
 		}
-		key, ok := tableKey(rt)
-		if !ok || isView(rt.Name()) {
+		key, ok := functions.TableKey(rt)
+		if !ok || functions.IsView(rt.Name()) {
 			return node, transform.SameTree, nil
 		}
 		var comment string
@@ -158,16 +174,16 @@ func (g *guard) dumpPostRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node,
 	})
 }
 
-// dumpPreRule handles the statements of a restore: a CREATE TABLE carrying
+// PreRule handles the statements of a restore: a CREATE TABLE carrying
 // a dpsql catalog, and the placeholders of the dpsql views.
-func (g *guard) dumpPreRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func (g *Rules) PreRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	// A rename onto a name with a budget account protects the table, like a
 	// CREATE (the storage hook sees only the old name).
 	var err error
 	transform.Inspect(n, func(node sql.Node) bool {
 		if r, ok := node.(*plan.RenameTable); ok && err == nil && r.Database() != nil {
 			for _, to := range r.NewNames {
-				if err = g.protectOnCreate(ctx, catalog.Key(r.Database().Name(), to)); err != nil {
+				if err = g.guard.ProtectOnCreate(ctx, catalog.Key(r.Database().Name(), to)); err != nil {
 					break
 				}
 			}
@@ -179,7 +195,7 @@ func (g *guard) dumpPreRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, 
 	}
 	switch x := n.(type) {
 	case *plan.CreateTable:
-		if isView(x.Name()) && g.matchesView(x) {
+		if functions.IsView(x.Name()) && g.matchesView(x) {
 			return noop(fmt.Sprintf("%s is a dpsql view, always present: the dumped placeholder was skipped", x.Name())), transform.NewTree, nil
 		}
 		return g.restoreCreate(ctx, x)
@@ -190,7 +206,7 @@ func (g *guard) dumpPreRule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, 
 			return n, transform.SameTree, nil
 		}
 		for _, c := range x.Children() {
-			if !isView(nodeName(c)) {
+			if !functions.IsView(nodeName(c)) {
 				return n, transform.SameTree, nil
 			}
 		}
@@ -208,7 +224,7 @@ func nodeName(n sql.Node) string {
 
 // matchesView reports whether a CREATE TABLE named like a dpsql view has
 // exactly that view's columns (what mysqldump writes for it).
-func (g *guard) matchesView(ct *plan.CreateTable) bool {
+func (g *Rules) matchesView(ct *plan.CreateTable) bool {
 	if g.env == nil || ct.Database() == nil {
 		return false
 	}
@@ -236,7 +252,7 @@ func dropViewPlaceholders(d *plan.DropTable) (sql.Node, transform.TreeIdentity, 
 	}
 	var keep []sql.Node
 	for _, t := range d.Tables {
-		if !isView(nodeName(t)) {
+		if !functions.IsView(nodeName(t)) {
 			keep = append(keep, t)
 		}
 	}
@@ -251,7 +267,7 @@ func dropViewPlaceholders(d *plan.DropTable) (sql.Node, transform.TreeIdentity, 
 
 // restoreCreate installs the dpsql catalog a CREATE TABLE carries, before
 // the table exists, and strips it from the comment the table keeps.
-func (g *guard) restoreCreate(ctx *sql.Context, ct *plan.CreateTable) (sql.Node, transform.TreeIdentity, error) {
+func (g *Rules) restoreCreate(ctx *sql.Context, ct *plan.CreateTable) (sql.Node, transform.TreeIdentity, error) {
 	comment, _ := ct.TableOpts["comment"].(string)
 	user, js, ok := splitComment(comment)
 	if !ok || ct.Database() == nil {
@@ -259,7 +275,7 @@ func (g *guard) restoreCreate(ctx *sql.Context, ct *plan.CreateTable) (sql.Node,
 	}
 	db, name := ct.Database().Name(), ct.Name()
 	key := catalog.Key(db, name)
-	if !g.owner(ctx) {
+	if !g.guard.Owner(ctx) {
 		return nil, transform.SameTree, fmt.Errorf("CREATE TABLE %s carries a dpsql catalog (a dump of a protected table): only data owners may restore it", key)
 	}
 	if ct.Temporary() {
@@ -291,7 +307,7 @@ func (g *guard) restoreCreate(ctx *sql.Context, ct *plan.CreateTable) (sql.Node,
 }
 
 // restoreState installs a dumped catalog entry and merges a dumped budget.
-func (g *guard) restoreState(key string, d dumpedTable) error {
+func (g *Rules) restoreState(key string, d dumpedTable) error {
 	if d.Budget != nil {
 		if g.env == nil || g.env.Budget == nil {
 			return errors.New("no accountant")
@@ -325,25 +341,6 @@ func (g *guard) restoreState(key string, d dumpedTable) error {
 	return nil
 }
 
-// protectOnCreate is the storage hook's rule for a new table: a name with a
-// budget account is created protected, and only by an owner.
-func (g *guard) protectOnCreate(ctx *sql.Context, key string) error {
-	if g.env == nil || g.env.Budget == nil {
-		return nil
-	}
-	has, err := g.env.Budget.HasAccount(key)
-	if err != nil || !has {
-		return err
-	}
-	if !g.owner(ctx) {
-		return fmt.Errorf("table %s has a privacy budget (it is or was protected): only data owners may create it", key)
-	}
-	if g.cat.IsProtected(key) {
-		return nil
-	}
-	return g.cat.SetProtected(key, true)
-}
-
 // noopNode answers OK without doing anything, with a note for the client.
 type noopNode struct{ note string }
 
@@ -369,18 +366,18 @@ func (n *noopNode) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) {
 
 // mysqldump of the mysql database always asks for the structure of
 // mysql.general_log and mysql.slow_log, which go-mysql-server's mysql
-// database does not have; dumpParser answers those two SHOW CREATE TABLEs
+// database does not have; Parser answers those two SHOW CREATE TABLEs
 // with MySQL's definitions (the logs themselves are not kept).
 var logTables = map[string]string{
 	"general_log": "CREATE TABLE `general_log` (\n  `event_time` timestamp(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),\n  `user_host` mediumtext NOT NULL,\n  `thread_id` bigint unsigned NOT NULL,\n  `server_id` int unsigned NOT NULL,\n  `command_type` varchar(64) NOT NULL,\n  `argument` mediumblob NOT NULL\n) ENGINE=CSV DEFAULT CHARSET=utf8mb3 COMMENT='General log'",
 	"slow_log":    "CREATE TABLE `slow_log` (\n  `start_time` timestamp(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),\n  `user_host` mediumtext NOT NULL,\n  `query_time` time(6) NOT NULL,\n  `lock_time` time(6) NOT NULL,\n  `rows_sent` int NOT NULL,\n  `rows_examined` int NOT NULL,\n  `db` varchar(512) NOT NULL,\n  `last_insert_id` int NOT NULL,\n  `insert_id` int NOT NULL,\n  `server_id` int unsigned NOT NULL,\n  `sql_text` mediumblob NOT NULL,\n  `thread_id` bigint unsigned NOT NULL\n) ENGINE=CSV DEFAULT CHARSET=utf8mb3 COMMENT='Slow log'",
 }
 
-// dumpParser wraps the engine's parser to answer SHOW CREATE TABLE of
+// Parser wraps the engine's parser to answer SHOW CREATE TABLE of
 // mysql.general_log and mysql.slow_log (see logTables).
-type dumpParser struct{ sql.Parser }
+type Parser struct{ sql.Parser }
 
-func (p dumpParser) ParseSimple(query string) (ast.Statement, error) {
+func (p Parser) ParseSimple(query string) (ast.Statement, error) {
 	st, err := p.Parser.ParseSimple(query)
 	if err != nil {
 		return st, err
@@ -388,7 +385,7 @@ func (p dumpParser) ParseSimple(query string) (ast.Statement, error) {
 	return p.rewrite(nil, st), nil
 }
 
-func (p dumpParser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
+func (p Parser) Parse(ctx *sql.Context, query string, multi bool) (ast.Statement, string, string, error) {
 	st, q, rest, err := p.Parser.Parse(ctx, query, multi)
 	if err != nil {
 		return st, q, rest, err
@@ -396,7 +393,7 @@ func (p dumpParser) Parse(ctx *sql.Context, query string, multi bool) (ast.State
 	return p.rewrite(ctx, st), q, rest, nil
 }
 
-func (p dumpParser) ParseWithOptions(ctx context.Context, query string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
+func (p Parser) ParseWithOptions(ctx context.Context, query string, delim rune, multi bool, o ast.ParserOptions) (ast.Statement, string, string, error) {
 	st, q, rest, err := p.Parser.ParseWithOptions(ctx, query, delim, multi, o)
 	if err != nil {
 		return st, q, rest, err
@@ -404,7 +401,7 @@ func (p dumpParser) ParseWithOptions(ctx context.Context, query string, delim ru
 	return p.rewrite(ctx, st), q, rest, nil
 }
 
-func (p dumpParser) ParseOneWithOptions(ctx context.Context, query string, o ast.ParserOptions) (ast.Statement, int, error) {
+func (p Parser) ParseOneWithOptions(ctx context.Context, query string, o ast.ParserOptions) (ast.Statement, int, error) {
 	st, i, err := p.Parser.ParseOneWithOptions(ctx, query, o)
 	if err != nil {
 		return st, i, err
@@ -412,7 +409,7 @@ func (p dumpParser) ParseOneWithOptions(ctx context.Context, query string, o ast
 	return p.rewrite(ctx, st), i, nil
 }
 
-func (p dumpParser) rewrite(ctx context.Context, st ast.Statement) ast.Statement {
+func (p Parser) rewrite(ctx context.Context, st ast.Statement) ast.Statement {
 	s, ok := st.(*ast.Show)
 	if !ok || !strings.EqualFold(s.Type, "create table") {
 		return st

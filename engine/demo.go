@@ -17,6 +17,7 @@ import (
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/functions"
+	guardpkg "github.com/dpsql/dpsql/guard"
 	"github.com/dpsql/dpsql/store"
 )
 
@@ -93,11 +94,11 @@ func (e *Engine) importCSV(target string, r io.Reader) (int64, error) {
 			return 0, fmt.Errorf("create database %s: %w", db, err)
 		}
 	}
-	g := &guard{cat: e.Catalog, st: e.Store, env: e.Env}
+	g := guardpkg.New(e.Catalog, e.Store, e.Env)
 	key := catalog.Key(db, table)
 	if _, err := e.Store.TableSchema(db, table); err != nil {
 		// issue 13: a new table whose name has a budget account is protected.
-		if err := g.protectOnCreate(ctx, key); err != nil {
+		if err := g.ProtectOnCreate(ctx, key); err != nil {
 			return 0, err
 		}
 	}
@@ -106,7 +107,7 @@ func (e *Engine) importCSV(target string, r io.Reader) (int64, error) {
 		if !ok {
 			return nil
 		}
-		return g.validateRow(db, table, t, row)
+		return g.ValidateRow(db, table, t, row)
 	}}
 	n, err := e.Store.ImportCSV(db, table, r, opt)
 	if err != nil {

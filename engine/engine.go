@@ -21,7 +21,9 @@ import (
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/dump"
 	"github.com/dpsql/dpsql/functions"
+	guardpkg "github.com/dpsql/dpsql/guard"
 	"github.com/dpsql/dpsql/mysqlstore"
 	"github.com/dpsql/dpsql/store"
 )
@@ -158,19 +160,26 @@ func (e *Engine) wire(opt Options) error {
 		rows = routedRows{emb: e.Store, my: e.Backend}
 	}
 	e.Env = &functions.Env{Store: functions.RowSafe(rows), Catalog: e.Catalog, Budget: e.Budget, Log: e.Log, MaxReleaseMemory: max(mem, 0)}
-	g := &guard{cat: e.Catalog, st: e.Store, env: e.Env}
-	e.Env.CanRead = g.canRead
-	e.Store.SetHooks(g.hooks())
+	g := guardpkg.New(e.Catalog, e.Store, e.Env)
+	// The DP aggregate planner and DP_HISTOGRAM (dpagg.go, histtf.go).
+	dp := &guard{cat: e.Catalog, env: e.Env}
+	g.PlanDPAgg = dp.planDPAgg
+	g.TableRelease = func(root, node sql.Node) (bool, bool) {
+		tf, ok := node.(*histogramTF)
+		return ok, ok && soleHistogramSource(root, tf)
+	}
+	e.Env.CanRead = g.CanRead
+	e.Store.SetHooks(g.Hooks())
 
 	// The authorisation factory is read when the analyzer's catalog is
 	// built, so it must be installed first (once per process).
 	authOnce.Do(func() {
-		sql.SetAuthorizationHandlerFactory(authFactory{inner: sql.GetAuthorizationHandlerFactory()})
+		sql.SetAuthorizationHandlerFactory(guardpkg.NewAuthFactory(sql.GetAuthorizationHandlerFactory()))
 	})
 	pro := newProvider(e.Store.Provider(), e.Env.SystemDB(), e.Env.Views, e.Env.Procedures(), e.Catalog)
 	pro.tfs = map[string]sql.TableFunction{histogramTFName: &histogramTF{env: e.Env}, insertValuesTFName: &insertValuesTF{}}
 	if e.Backend != nil {
-		pro.attached = &attachedTables{my: e.Backend, check: g.hooks().CheckRead}
+		pro.attached = &attachedTables{my: e.Backend, check: g.Hooks().CheckRead}
 	}
 	for _, p := range e.scaleOutProcedures(pro) {
 		pro.procs.Register(p)
@@ -178,27 +187,28 @@ func (e *Engine) wire(opt Options) error {
 	// The guard runs before any default rule (go-mysql-server evaluates
 	// constant filters while analysing, which would run a release) and again
 	// after validation, on the final plan.
-	e.plans = newPlanCache(g)
+	e.plans = newPlanCache(g, e.Catalog)
 	e.plans.off = opt.DisablePlanCache
+	dumps := dump.New(g, e.Catalog, e.Store, e.Env)
 	a := analyzer.NewBuilder(pro).
-		AddPreAnalyzeRule(guardRuleID, g.rule).
-		AddPostValidationRule(guardRuleID+1, g.rule).
-		AddPreAnalyzeRule(guardRuleID+2, g.dumpPreRule).      // issue 13: restore (dump.go)
-		AddPostValidationRule(guardRuleID+3, g.dumpPostRule). // issue 13: SHOW CREATE TABLE carries the catalog
+		AddPreAnalyzeRule(guardRuleID, g.Rule).
+		AddPostValidationRule(guardRuleID+1, g.Rule).
+		AddPreAnalyzeRule(guardRuleID+2, dumps.PreRule).      // issue 13: restore (package dump)
+		AddPostValidationRule(guardRuleID+3, dumps.PostRule). // issue 13: SHOW CREATE TABLE carries the catalog
 		// After the guard, which must see the clauses it hides: a
 		// multi-clause ALTER TABLE is all or nothing.
 		AddPostValidationRule(store.AtomicAlterRuleID, e.Store.AtomicAlterRule).
 		AddPreAnalyzeRule(guardRuleID+4, e.plans.bumpRule). // issue 13: plan cache expiry
 		Build()
-	a.Catalog.StatsProvider = protectedStats{StatsProvider: a.Catalog.StatsProvider, cat: e.Catalog}
+	a.Catalog.StatsProvider = guardpkg.ProtectStats(a.Catalog.StatsProvider, e.Catalog)
 	// issue 13: LOAD DATA and large literal INSERTs go to the store in
 	// batches (bulkload.go).
 	InstallBulkWriter(a)
 	e.SQL = sqle.New(a, &sqle.Config{})
 	e.plans.e = e.SQL
-	e.SQL.Parser = dumpParser{Parser: e.SQL.Parser}              // issue 13: mysqldump of the mysql database
+	e.SQL.Parser = dump.Parser{Parser: e.SQL.Parser}             // issue 13: mysqldump of the mysql database
 	e.SQL.Parser = bulkParser{Parser: e.SQL.Parser, st: e.Store} // issue 13: fast multi-row INSERT (bulkinsert.go)
-	g.mdb = e.SQL.Analyzer.Catalog.MySQLDb
+	g.SetAccounts(e.SQL.Analyzer.Catalog.MySQLDb)
 	// LOAD DATA LOCAL INFILE streams a client-side file (the client must
 	// allow it too, e.g. mariadb --local-infile=1). Server-side file access
 	// (LOAD DATA INFILE, SELECT … INTO OUTFILE) is confined to DIR/files.

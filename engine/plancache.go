@@ -24,6 +24,9 @@ import (
 	querypb "github.com/dolthub/vitess/go/vt/proto/query"
 	ast "github.com/dolthub/vitess/go/vt/sqlparser"
 
+	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/functions"
+	guardpkg "github.com/dpsql/dpsql/guard"
 	"github.com/dpsql/dpsql/store"
 )
 
@@ -70,7 +73,8 @@ import (
 // skip the binding (fastInsert says what replaces it).
 type planCache struct {
 	e   *sqle.Engine // set once the engine is built
-	g   *guard
+	g   *guardpkg.Guard
+	cat *catalog.Catalog
 	off bool
 	gen atomic.Uint64
 
@@ -133,8 +137,8 @@ type rangeSlot struct {
 	param string
 }
 
-func newPlanCache(g *guard) *planCache {
-	return &planCache{g: g, conns: map[uint32]map[string]*planEntry{}}
+func newPlanCache(g *guardpkg.Guard, cat *catalog.Catalog) *planCache {
+	return &planCache{g: g, cat: cat, conns: map[uint32]map[string]*planEntry{}}
 }
 
 // bumpRule is a pre-analysis rule: any statement that is not plain DML or
@@ -408,12 +412,12 @@ func (pc *planCache) planStmt(sqlCtx *sql.Context, en *planEntry, stmt ast.State
 	// guard's answer for them (refusal, or a DP aggregate plan) is given
 	// by the normal path on every execution.
 	for _, t := range tables {
-		if t.key == "" || pc.g.cat.IsProtected(t.key) {
+		if t.key == "" || pc.cat.IsProtected(t.key) {
 			return nil, false
 		}
 	}
 	// The guard's pre-analysis check, for this user and catalog, now.
-	if out, _, err := pc.g.rule(sqlCtx, pc.e.Analyzer, bound, nil, nil, qFlags); err != nil || out != bound {
+	if out, _, err := pc.g.Rule(sqlCtx, pc.e.Analyzer, bound, nil, nil, qFlags); err != nil || out != bound {
 		return nil, false
 	}
 
@@ -421,7 +425,7 @@ func (pc *planCache) planStmt(sqlCtx *sql.Context, en *planEntry, stmt ast.State
 	if en.analyzed != nil && en.gen == gen && sameTables(en.tables, tables) {
 		out, ok := en.rebind(sqlCtx, exprs)
 		if ok {
-			if post, _, err := pc.g.rule(sqlCtx, pc.e.Analyzer, out, nil, nil, qFlags); err != nil || post != out {
+			if post, _, err := pc.g.Rule(sqlCtx, pc.e.Analyzer, out, nil, nil, qFlags); err != nil || post != out {
 				return nil, false
 			}
 			if en.verified >= verifyHits {
@@ -661,7 +665,7 @@ func boundTables(n sql.Node) []tableRef {
 		transform.Inspect(n, func(node sql.Node) bool {
 			switch x := node.(type) {
 			case *plan.ResolvedTable:
-				key, _ := tableKey(x)
+				key, _ := functions.TableKey(x)
 				out = append(out, tableRef{name: x.Name(), key: key, t: underlying(x.Table)})
 			case *plan.InsertInto:
 				walk(x.Source)

@@ -197,3 +197,14 @@ func (d *userDB) CreateView(ctx *sql.Context, name string, selectStatement, crea
 	}
 	return d.Database.CreateView(ctx, name, selectStatement, createViewStmt)
 }
+
+// userViews lists the dpsql views of a database as views (not base tables),
+// with a definition over the dpsql system database.
+func userViewDefs(db string) []sql.ViewDefinition {
+	out := make([]sql.ViewDefinition, 0, len(functions.ViewNames))
+	for _, v := range functions.ViewNames {
+		def := "SELECT * FROM `" + functions.SystemDatabase + "`.`" + v + "` /* restricted to database " + db + " */"
+		out = append(out, sql.ViewDefinition{Name: v, TextDefinition: def, CreateViewStatement: "CREATE VIEW `" + v + "` AS " + def})
+	}
+	return out
+}

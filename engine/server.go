@@ -122,3 +122,17 @@ func (s *Server) Serve() error { return s.srv.Start() }
 
 // Close stops accepting connections and closes open ones.
 func (s *Server) Close() error { return s.srv.Close() }
+
+// ServerVersion is the one version string dpsql advertises: in the
+// handshake, VERSION() and @@version.
+const ServerVersion = "8.0.31-dpsql"
+
+// setIdentity makes @@version, @@version_comment and @@port describe this
+// server rather than go-mysql-server's defaults.
+func setIdentity(port int) error {
+	vals := map[string]any{"version": ServerVersion, "version_comment": "dpsql"}
+	if port > 0 {
+		vals["port"] = port
+	}
+	return sql.SystemVariables.AssignValues(vals)
+}

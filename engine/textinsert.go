@@ -309,7 +309,7 @@ func (pc *planCache) fastInsert(sqlCtx *sql.Context, en *planEntry, params map[s
 	for _, t := range en.tables {
 		// SameTable of the cached table with itself: it is still the
 		// live table, with the definition it was cached with.
-		if t.key == "" || !store.SameTable(t.t, t.t) || pc.g.cat.IsProtected(t.key) {
+		if t.key == "" || !store.SameTable(t.t, t.t) || pc.cat.IsProtected(t.key) {
 			return nil
 		}
 	}
@@ -343,7 +343,7 @@ func (pc *planCache) fastInsert(sqlCtx *sql.Context, en *planEntry, params map[s
 		return nil
 	}
 	qf := *en.qFlags
-	if post, _, err := pc.g.rule(sqlCtx, pc.e.Analyzer, out, nil, nil, &qf); err != nil || post != out {
+	if post, _, err := pc.g.Rule(sqlCtx, pc.e.Analyzer, out, nil, nil, &qf); err != nil || post != out {
 		return nil
 	}
 	// What binding counts (planbuilder's buildInsert), and what an

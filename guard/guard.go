@@ -1,4 +1,4 @@
-package engine
+package guard
 
 import (
 	"errors"
@@ -27,26 +27,45 @@ var ErrProtected = errors.New("is protected: analysts can reach it only through 
 
 func protectedErr(key string) error { return fmt.Errorf("table %s %w", key, ErrProtected) }
 
-type guard struct {
+// Guard keeps protected rows away from analysts (see the package doc).
+type Guard struct {
 	cat *catalog.Catalog
 	st  *store.Store
 	// mdb holds the accounts and grants; set once the analyzer is built.
 	mdb *mysql_db.MySQLDb
 	env *functions.Env // bi (issue 12): releases of DP aggregate queries
+
+	// PlanDPAgg plans an analyst's aggregate query over a protected table
+	// as a DP release (the DP aggregate planner): (nil, nil) when the plan
+	// is not one; nil means no planner.
+	PlanDPAgg func(ctx *sql.Context, root sql.Node) (sql.Node, error)
+	// TableRelease reports whether node is a ★ table function (a release,
+	// DP_HISTOGRAM) and whether it is the sole source of root; nil means
+	// none is registered.
+	TableRelease func(root, node sql.Node) (release, sole bool)
 }
+
+// New returns the guard of a catalog, its store and the DP functions'
+// environment. SetAccounts completes it once the analyzer is built.
+func New(cat *catalog.Catalog, st *store.Store, env *functions.Env) *Guard {
+	return &Guard{cat: cat, st: st, env: env}
+}
+
+// SetAccounts gives the guard the accounts and grants.
+func (g *Guard) SetAccounts(mdb *mysql_db.MySQLDb) { g.mdb = mdb }
 
 // hasGlobal reports whether the account of ctx holds priv globally (root
 // holds every privilege).
-func (g *guard) hasGlobal(ctx *sql.Context, priv sql.PrivilegeType) bool {
+func (g *Guard) hasGlobal(ctx *sql.Context, priv sql.PrivilegeType) bool {
 	if g.mdb == nil || !g.mdb.Enabled() {
 		return true
 	}
 	return g.mdb.UserHasPrivileges(ctx, sql.NewPrivilegedOperation(sql.PrivilegeCheckSubject{}, priv))
 }
 
-// canRead reports whether the account of ctx may SELECT from db.table: the
+// CanRead reports whether the account of ctx may SELECT from db.table: the
 // privilege DP functions require (functions.Env.CanRead).
-func (g *guard) canRead(ctx *sql.Context, db, table string) bool {
+func (g *Guard) CanRead(ctx *sql.Context, db, table string) bool {
 	if g.mdb == nil || !g.mdb.Enabled() {
 		return true
 	}
@@ -60,7 +79,7 @@ func ownConnection(ctx *sql.Context, id uint32) bool {
 	}
 	for _, p := range ctx.ProcessList.Processes() {
 		if p.Connection == id {
-			return p.User == userOf(ctx)
+			return p.User == functions.UserOf(ctx)
 		}
 	}
 	return false
@@ -71,14 +90,15 @@ func ownConnection(ctx *sql.Context, id uint32) bool {
 // accounts with the FILE privilege.
 const secureFilePriv = "secure_file_priv"
 
-func (g *guard) owner(ctx *sql.Context) bool { return g.cat.IsOwner(userOf(ctx)) }
+// Owner reports whether the account of ctx is a data owner.
+func (g *Guard) Owner(ctx *sql.Context) bool { return g.cat.IsOwner(functions.UserOf(ctx)) }
 
-// hooks are the storage-level checks.
-func (g *guard) hooks() store.Hooks {
+// Hooks are the storage-level checks.
+func (g *Guard) Hooks() store.Hooks {
 	return store.Hooks{
 		CheckRead: func(ctx *sql.Context, db, table string) error {
 			key := catalog.Key(db, table)
-			if g.cat.IsProtected(key) && !g.owner(ctx) {
+			if g.cat.IsProtected(key) && !g.Owner(ctx) {
 				return protectedErr(key)
 			}
 			return nil
@@ -94,12 +114,12 @@ func (g *guard) hooks() store.Hooks {
 			key := catalog.Key(db, table)
 			if op == store.OpCreate {
 				// issue 13: a name with a budget account is created protected.
-				if err := g.protectOnCreate(ctx, key); err != nil {
+				if err := g.ProtectOnCreate(ctx, key); err != nil {
 					return err
 				}
 			}
 			t, known := g.cat.Table(key)
-			if known && t.Protected && !g.owner(ctx) {
+			if known && t.Protected && !g.Owner(ctx) {
 				return fmt.Errorf("table %s is protected: only data owners may modify it", key)
 			}
 			// bi (issue 12): a write starts a new snapshot for the answer
@@ -124,14 +144,14 @@ func (g *guard) hooks() store.Hooks {
 			if row == nil {
 				return nil
 			}
-			return g.validateRow(db, table, t, row)
+			return g.ValidateRow(db, table, t, row)
 		},
 	}
 }
 
-// validateRow checks an owner's write against declared bounds and domains.
+// ValidateRow checks an owner's write against declared bounds and domains.
 // The owner may see their own data, so the error names the value.
-func (g *guard) validateRow(db, table string, t catalog.Table, row sql.Row) error {
+func (g *Guard) ValidateRow(db, table string, t catalog.Table, row sql.Row) error {
 	if len(t.Bounds) == 0 && len(t.Labels) == 0 {
 		return nil
 	}
@@ -145,7 +165,7 @@ func (g *guard) validateRow(db, table string, t catalog.Table, row sql.Row) erro
 		}
 		name := strings.ToLower(c.Name)
 		if b, ok := t.Bounds[name]; ok && !t.Clip[name] {
-			f, ok := toFloat(row[i])
+			f, ok := functions.ToFloat(row[i])
 			// Bounds are on the scale of the declared transform, if any.
 			tf := t.Transforms[name]
 			f = mechanism.ApplyTransform(tf, f)
@@ -181,9 +201,9 @@ func quoteShort(s string) string {
 	return strconv.Quote(strings.ToValidUTF8(s[:64], "")) + fmt.Sprintf("… (%d bytes)", len(s))
 }
 
-// rule is the analyzer rule (post-validation) described in the package doc.
-func (g *guard) rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
-	owner := g.owner(ctx)
+// Rule is the analyzer rule (post-validation) described in the package doc.
+func (g *Guard) Rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	owner := g.Owner(ctx)
 	fileOK := g.hasGlobal(ctx, sql.PrivilegeType_File)
 	// bi (issue 12): statements that provably read no rows answer empty;
 	// DP aggregate queries are planned by dpagg.go instead of refused.
@@ -205,10 +225,18 @@ func (g *guard) rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 			err = merr
 			return false
 		}
+		if g.TableRelease != nil {
+			// bi (issue 12): a ★ table function is one release only as the
+			// sole source of its statement (histtf.go).
+			if release, sole := g.TableRelease(n, node); release && ((scope != nil && !scope.IsEmpty()) || !sole) {
+				err = errors.New("DP_HISTOGRAM spends privacy budget and must be the only source of its statement, as SELECT … FROM DP_HISTOGRAM(…) [AS h] [WHERE/ORDER BY/LIMIT on its bins], with no join, UNION or subquery, so that it is evaluated exactly once")
+				return false
+			}
+		}
 		switch x := node.(type) {
 		case *plan.AnalyzeTable:
 			for _, t := range x.Tables {
-				key, ok := tableKey(t)
+				key, ok := functions.TableKey(t)
 				if !ok {
 					key, ok = catalog.Key(x.Db, t.Name()), true
 				}
@@ -249,23 +277,16 @@ func (g *guard) rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 			}
 		case *plan.ShowVariables:
 			showVars = true
-		case *histogramTF:
-			// bi (issue 12): a ★ table function is one release only as the
-			// sole source of its statement (histtf.go).
-			if (scope != nil && !scope.IsEmpty()) || !soleHistogramSource(n, x) {
-				err = errors.New("DP_HISTOGRAM spends privacy budget and must be the only source of its statement, as SELECT … FROM DP_HISTOGRAM(…) [AS h] [WHERE/ORDER BY/LIMIT on its bins], with no join, UNION or subquery, so that it is evaluated exactly once")
-				return false
-			}
 		case *plan.InsertInto:
 			// Refused while planning, before go-mysql-server touches the
 			// table's AUTO_INCREMENT counter (the storage hook refuses the
 			// write itself too).
-			if key, ok := tableKey(x.Destination); ok && g.cat.IsProtected(key) && !owner {
+			if key, ok := functions.TableKey(x.Destination); ok && g.cat.IsProtected(key) && !owner {
 				err = fmt.Errorf("table %s is protected: only data owners may modify it", key)
 				return false
 			}
 		}
-		if key, ok := tableKey(node); ok {
+		if key, ok := functions.TableKey(node); ok {
 			if key == "information_schema.processlist" && !owner {
 				err = errors.New("information_schema.processlist is available to data owners only")
 				return false
@@ -430,8 +451,12 @@ func inspectDeep(n sql.Node, onNode func(sql.Node) bool, onExpr func(sql.Express
 	})
 }
 
-// authFactory wraps the default authorisation so every logged-in user may
-// read the dpsql system views.
+// NewAuthFactory wraps the default authorisation so every logged-in user
+// may read the dpsql system views.
+func NewAuthFactory(inner sql.AuthorizationHandlerFactory) sql.AuthorizationHandlerFactory {
+	return authFactory{inner: inner}
+}
+
 type authFactory struct {
 	inner sql.AuthorizationHandlerFactory
 }
@@ -473,7 +498,7 @@ func (h authHandler) viewsOnly(ctx *sql.Context, auth ast.AuthInformation) bool 
 		return false
 	}
 	for i := 0; i < len(auth.TargetNames); i += 2 {
-		if !isView(auth.TargetNames[i+1]) || !h.usesDB(ctx, auth.TargetNames[i]) {
+		if !functions.IsView(auth.TargetNames[i+1]) || !h.usesDB(ctx, auth.TargetNames[i]) {
 			return false
 		}
 	}
@@ -497,7 +522,7 @@ func (h authHandler) HandleAuth(ctx *sql.Context, st sql.AuthorizationQueryState
 			}
 		}
 		for i := 0; i < len(auth.TargetNames); i += step {
-			if !isSystemDB(auth.TargetNames[i]) {
+			if !functions.IsSystemDB(auth.TargetNames[i]) {
 				sys = false
 			}
 		}
@@ -509,15 +534,34 @@ func (h authHandler) HandleAuth(ctx *sql.Context, st sql.AuthorizationQueryState
 }
 
 func (h authHandler) CheckDatabase(ctx *sql.Context, st sql.AuthorizationQueryState, db string) error {
-	if isSystemDB(db) {
+	if functions.IsSystemDB(db) {
 		return nil
 	}
 	return h.AuthorizationHandler.CheckDatabase(ctx, st, db)
 }
 
 func (h authHandler) CheckTable(ctx *sql.Context, st sql.AuthorizationQueryState, db, schema, table string) error {
-	if isSystemDB(db) || (isView(table) && h.usesDB(ctx, db)) {
+	if functions.IsSystemDB(db) || (functions.IsView(table) && h.usesDB(ctx, db)) {
 		return nil
 	}
 	return h.AuthorizationHandler.CheckTable(ctx, st, db, schema, table)
+}
+
+// ProtectOnCreate is the storage hook's rule for a new table: a name with a
+// budget account is created protected, and only by an owner.
+func (g *Guard) ProtectOnCreate(ctx *sql.Context, key string) error {
+	if g.env == nil || g.env.Budget == nil {
+		return nil
+	}
+	has, err := g.env.Budget.HasAccount(key)
+	if err != nil || !has {
+		return err
+	}
+	if !g.Owner(ctx) {
+		return fmt.Errorf("table %s has a privacy budget (it is or was protected): only data owners may create it", key)
+	}
+	if g.cat.IsProtected(key) {
+		return nil
+	}
+	return g.cat.SetProtected(key, true)
 }

@@ -1,4 +1,4 @@
-package engine
+package guard
 
 import (
 	"errors"
@@ -18,20 +18,6 @@ import (
 // Public metadata for BI tools (issue 12). The schema, keys and row count of
 // a protected table are public (docs/privacy/threat-model.md); only its rows
 // are not. Everything here is decided from the plan's shape and the catalog.
-
-// ServerVersion is the one version string dpsql advertises: in the
-// handshake, VERSION() and @@version.
-const ServerVersion = "8.0.31-dpsql"
-
-// setIdentity makes @@version, @@version_comment and @@port describe this
-// server rather than go-mysql-server's defaults.
-func setIdentity(port int) error {
-	vals := map[string]any{"version": ServerVersion, "version_comment": "dpsql"}
-	if port > 0 {
-		vals["port"] = port
-	}
-	return sql.SystemVariables.AssignValues(vals)
-}
 
 // metadataOnly reports whether node is a statement that names a table but
 // reads only its definition (columns, keys, DDL): those are public.
@@ -93,7 +79,7 @@ func blankEmptyReads(n sql.Node, protected func(key string) bool) (sql.Node, err
 			return node, transform.SameTree, nil
 		}
 		return transform.Node(node, func(c sql.Node) (sql.Node, transform.TreeIdentity, error) {
-			if key, ok := tableKey(c); ok && protected(key) {
+			if key, ok := functions.TableKey(c); ok && protected(key) {
 				return plan.NewEmptyTableWithSchema(c.Schema()), transform.NewTree, nil
 			}
 			return c, transform.SameTree, nil
@@ -152,26 +138,18 @@ func constantExpr(e sql.Expression) bool {
 	return ok
 }
 
-// userViews lists the dpsql views of a database as views (not base tables),
-// with a definition over the dpsql system database.
-func userViewDefs(db string) []sql.ViewDefinition {
-	out := make([]sql.ViewDefinition, 0, len(functions.ViewNames))
-	for _, v := range functions.ViewNames {
-		def := "SELECT * FROM `" + functions.SystemDatabase + "`.`" + v + "` /* restricted to database " + db + " */"
-		out = append(out, sql.ViewDefinition{Name: v, TextDefinition: def, CreateViewStatement: "CREATE VIEW `" + v + "` AS " + def})
-	}
-	return out
-}
-
 // biRewrite is the guard's hook for analysts' plans (issue 12). It returns
 // ok with the replacement plan when the DP aggregate planner takes the
 // query; otherwise the (possibly blanked) plan for the guard's usual checks.
-func (g *guard) biRewrite(ctx *sql.Context, n sql.Node, scope *plan.Scope) (sql.Node, bool, error) {
+func (g *Guard) biRewrite(ctx *sql.Context, n sql.Node, scope *plan.Scope) (sql.Node, bool, error) {
 	n, err := blankEmptyReads(n, g.cat.IsProtected)
 	if err != nil {
 		return nil, false, err
 	}
-	out, err := g.planDPAgg(ctx, n)
+	if g.PlanDPAgg == nil {
+		return n, false, nil
+	}
+	out, err := g.PlanDPAgg(ctx, n)
 	if err != nil || out != nil {
 		return out, err == nil, err
 	}

@@ -1,4 +1,4 @@
-package engine
+package guard
 
 import (
 	"fmt"
@@ -41,4 +41,9 @@ func (p protectedStats) AnalyzeTable(ctx *sql.Context, table sql.Table, db strin
 		return fmt.Errorf("ANALYZE TABLE is refused on protected table %s: its statistics would describe the rows", catalog.Key(db, table.Name()))
 	}
 	return p.StatsProvider.AnalyzeTable(ctx, table, db)
+}
+
+// ProtectStats wraps the analyzer's statistics provider (see protectedStats).
+func ProtectStats(inner sql.StatsProvider, cat *catalog.Catalog) sql.StatsProvider {
+	return protectedStats{StatsProvider: inner, cat: cat}
 }
