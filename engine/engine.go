@@ -22,6 +22,7 @@ import (
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/dump"
+	"github.com/dpsql/dpsql/fastpath"
 	"github.com/dpsql/dpsql/functions"
 	guardpkg "github.com/dpsql/dpsql/guard"
 	"github.com/dpsql/dpsql/mysqlstore"
@@ -55,7 +56,7 @@ type Options struct {
 	// (scale-out, issue 14).
 	BackendDSN string
 	// DisablePlanCache turns off the prepared-statement plan cache
-	// (plancache.go), for comparisons.
+	// (fastpath/plancache.go), for comparisons.
 	DisablePlanCache bool
 	// DisableWAL opens the data file without the write-ahead log
 	// (package wal, dpsql.wal): every commit is then bbolt's own durable
@@ -77,7 +78,7 @@ type Engine struct {
 	// GeneratedRootPassword is set on first start when no password was given.
 	GeneratedRootPassword string
 
-	plans *planCache // prepared-statement plans (plancache.go, issue 13)
+	plans *fastpath.PlanCache // prepared-statement plans (issue 13)
 }
 
 var authOnce sync.Once
@@ -177,7 +178,7 @@ func (e *Engine) wire(opt Options) error {
 		sql.SetAuthorizationHandlerFactory(guardpkg.NewAuthFactory(sql.GetAuthorizationHandlerFactory()))
 	})
 	pro := newProvider(e.Store.Provider(), e.Env.SystemDB(), e.Env.Views, e.Env.Procedures(), e.Catalog)
-	pro.tfs = map[string]sql.TableFunction{histogramTFName: &histogramTF{env: e.Env}, insertValuesTFName: &insertValuesTF{}}
+	pro.tfs = map[string]sql.TableFunction{histogramTFName: &histogramTF{env: e.Env}, fastpath.InsertValuesTFName: fastpath.NewInsertValuesTF()}
 	if e.Backend != nil {
 		pro.attached = &attachedTables{my: e.Backend, check: g.Hooks().CheckRead}
 	}
@@ -187,8 +188,7 @@ func (e *Engine) wire(opt Options) error {
 	// The guard runs before any default rule (go-mysql-server evaluates
 	// constant filters while analysing, which would run a release) and again
 	// after validation, on the final plan.
-	e.plans = newPlanCache(g, e.Catalog)
-	e.plans.off = opt.DisablePlanCache
+	e.plans = fastpath.NewPlanCache(g, e.Catalog, opt.DisablePlanCache)
 	dumps := dump.New(g, e.Catalog, e.Store, e.Env)
 	a := analyzer.NewBuilder(pro).
 		AddPreAnalyzeRule(guardRuleID, g.Rule).
@@ -198,16 +198,16 @@ func (e *Engine) wire(opt Options) error {
 		// After the guard, which must see the clauses it hides: a
 		// multi-clause ALTER TABLE is all or nothing.
 		AddPostValidationRule(store.AtomicAlterRuleID, e.Store.AtomicAlterRule).
-		AddPreAnalyzeRule(guardRuleID+4, e.plans.bumpRule). // issue 13: plan cache expiry
+		AddPreAnalyzeRule(guardRuleID+4, e.plans.BumpRule). // issue 13: plan cache expiry
 		Build()
 	a.Catalog.StatsProvider = guardpkg.ProtectStats(a.Catalog.StatsProvider, e.Catalog)
 	// issue 13: LOAD DATA and large literal INSERTs go to the store in
-	// batches (bulkload.go).
-	InstallBulkWriter(a)
+	// batches (fastpath/bulkload.go).
+	fastpath.InstallBulkWriter(a)
 	e.SQL = sqle.New(a, &sqle.Config{})
-	e.plans.e = e.SQL
+	e.plans.SetEngine(e.SQL)
 	e.SQL.Parser = dump.Parser{Parser: e.SQL.Parser}             // issue 13: mysqldump of the mysql database
-	e.SQL.Parser = bulkParser{Parser: e.SQL.Parser, st: e.Store} // issue 13: fast multi-row INSERT (bulkinsert.go)
+	e.SQL.Parser = fastpath.NewBulkParser(e.SQL.Parser, e.Store) // issue 13: fast multi-row INSERT (fastpath/bulkinsert.go)
 	g.SetAccounts(e.SQL.Analyzer.Catalog.MySQLDb)
 	// LOAD DATA LOCAL INFILE streams a client-side file (the client must
 	// allow it too, e.g. mariadb --local-infile=1). Server-side file access
@@ -261,6 +261,14 @@ func (e *Engine) loadUsers(opt Options) error {
 	}
 	return nil
 }
+
+// PlanCacheHits is the number of prepared-statement executions that
+// re-used an analysed plan (package fastpath).
+func (e *Engine) PlanCacheHits() uint64 { return e.plans.Hits() }
+
+// TextInsertHits is the number of text INSERTs that re-used an analysed
+// plan (package fastpath).
+func (e *Engine) TextInsertHits() uint64 { return e.plans.TextHits() }
 
 // NewContext returns a context for running SQL as user (tests, import).
 func (e *Engine) NewContext(user string) *sql.Context {

@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 
+	"github.com/dpsql/dpsql/fastpath"
 	"github.com/dpsql/dpsql/store"
 )
 
@@ -76,12 +77,12 @@ func (e *Engine) NewServerWithOptions(addr string, opt ServerOptions) (*Server, 
 		ln.Close()
 		return nil, fmt.Errorf("set server identity: %w", err)
 	}
-	// issue 13: prepared statements re-use their analysed plans (plancache.go).
-	var ch *cachingHandler
-	sessions := &sessionsByConn{}
+	// issue 13: prepared statements re-use their analysed plans (package fastpath).
+	var ch *fastpath.Handler
+	sessions := &fastpath.Sessions{}
 	wrap := func(h mysql.Handler) (mysql.Handler, error) {
 		if gh, ok := h.(*server.Handler); ok {
-			ch = &cachingHandler{Handler: gh, pc: e.plans, sessions: sessions}
+			ch = fastpath.NewHandler(gh, e.plans, sessions)
 			return ch, nil
 		}
 		return h, nil
@@ -89,7 +90,7 @@ func (e *Engine) NewServerWithOptions(addr string, opt ServerOptions) (*Server, 
 	build := func(ctx context.Context, conn *mysql.Conn, addr string) (sql.Session, error) {
 		s, err := sessionBuilder(ctx, conn, addr)
 		if ss, ok := s.(*store.Session); ok && err == nil {
-			sessions.m.Store(conn.ConnectionID, ss)
+			sessions.Put(conn.ConnectionID, ss)
 		}
 		return s, err
 	}
@@ -99,7 +100,7 @@ func (e *Engine) NewServerWithOptions(addr string, opt ServerOptions) (*Server, 
 		return nil, fmt.Errorf("start server: %w", err)
 	}
 	if ch != nil {
-		ch.sm.Store(srv.SessionManager())
+		ch.SetSessionManager(srv.SessionManager())
 	}
 	return &Server{e: e, srv: srv, ln: ln}, nil
 }

@@ -1,4 +1,4 @@
-package engine
+package fastpath
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/functions"
-	guardpkg "github.com/dpsql/dpsql/guard"
+	"github.com/dpsql/dpsql/guard"
 	"github.com/dpsql/dpsql/store"
 )
 
@@ -34,7 +34,7 @@ import (
 //
 // go-mysql-server binds and fully analyses a prepared statement on every
 // COM_STMT_EXECUTE; for a point select the costed index planning is most of
-// the CPU. planCache keeps, per connection and statement text, the analysed
+// the CPU. PlanCache keeps, per connection and statement text, the analysed
 // plan of a first execution and re-uses it with the new parameter values.
 //
 // Soundness, in order of the checks on every execution:
@@ -71,9 +71,9 @@ import (
 // Text INSERTs of a plain form go through the same entries as templates
 // with bound values (textinsert.go), which after their verified re-uses
 // skip the binding (fastInsert says what replaces it).
-type planCache struct {
+type PlanCache struct {
 	e   *sqle.Engine // set once the engine is built
-	g   *guardpkg.Guard
+	g   *guard.Guard
 	cat *catalog.Catalog
 	off bool
 	gen atomic.Uint64
@@ -88,9 +88,9 @@ type planCache struct {
 	textFast atomic.Uint64 // of which without binding again (fastInsert)
 }
 
-// PlanCacheHits is the number of prepared-statement executions that
-// re-used an analysed plan (plancache.go).
-func (e *Engine) PlanCacheHits() uint64 { return e.plans.hits.Load() }
+// Hits is the number of prepared-statement executions that re-used an
+// analysed plan.
+func (pc *PlanCache) Hits() uint64 { return pc.hits.Load() }
 
 // maxPlansPerConn bounds one connection's cache (cleared when full).
 const maxPlansPerConn = 256
@@ -137,14 +137,19 @@ type rangeSlot struct {
 	param string
 }
 
-func newPlanCache(g *guardpkg.Guard, cat *catalog.Catalog) *planCache {
-	return &planCache{g: g, cat: cat, conns: map[uint32]map[string]*planEntry{}}
+// NewPlanCache returns the plan cache of the guard g over catalog cat; off
+// turns it off (for comparisons). SetEngine completes it.
+func NewPlanCache(g *guard.Guard, cat *catalog.Catalog, off bool) *PlanCache {
+	return &PlanCache{g: g, cat: cat, off: off, conns: map[uint32]map[string]*planEntry{}}
 }
 
-// bumpRule is a pre-analysis rule: any statement that is not plain DML or
+// SetEngine gives the cache the engine it plans for, once it is built.
+func (pc *PlanCache) SetEngine(e *sqle.Engine) { pc.e = e }
+
+// BumpRule is a pre-analysis rule: any statement that is not plain DML or
 // a query may change what a plan means (DDL, triggers, views, grants,
 // session variables, procedures): cached plans of every connection expire.
-func (pc *planCache) bumpRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+func (pc *PlanCache) BumpRule(_ *sql.Context, _ *analyzer.Analyzer, n sql.Node, _ *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
 	if !cacheableTop(n) {
 		pc.gen.Add(1)
 	}
@@ -164,13 +169,13 @@ func cacheableTop(n sql.Node) bool {
 	return false
 }
 
-func (pc *planCache) dropConn(id uint32) {
+func (pc *PlanCache) dropConn(id uint32) {
 	pc.mu.Lock()
 	delete(pc.conns, id)
 	pc.mu.Unlock()
 }
 
-func (pc *planCache) entry(id uint32, key string) *planEntry {
+func (pc *PlanCache) entry(id uint32, key string) *planEntry {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	m := pc.conns[id]
@@ -189,19 +194,20 @@ func (pc *planCache) entry(id uint32, key string) *planEntry {
 	return en
 }
 
-// cachingHandler is go-mysql-server's connection handler with the plan
-// cache in front of COM_STMT_EXECUTE.
-type cachingHandler struct {
+// Handler is go-mysql-server's connection handler with the plan cache in
+// front of COM_STMT_EXECUTE (and of plain text INSERTs, textinsert.go) and
+// statement restarts (restart.go).
+type Handler struct {
 	*server.Handler
-	pc       *planCache
+	pc       *PlanCache
 	sm       atomic.Pointer[server.SessionManager] // set once the server is built
-	sessions *sessionsByConn                       // for statement restarts (restart.go)
+	sessions *Sessions                             // for statement restarts (restart.go)
 	// Connections amid a multi-statement text (restart.go): its later
 	// statements arrive one by one and keep the ordinary path.
 	inMulti sync.Map
 }
 
-func (h *cachingHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
+func (h *Handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	defer h.pinIfLockingRead(c, prepare.PrepareStmt)
 	node := h.pc.plan(ctx, h.sm.Load(), c, prepare)
 	if node == nil {
@@ -229,7 +235,7 @@ const spoolRows = 128
 // path even for a point select, as it cannot carry the planner's one-row
 // flag). A client that disconnects during a long cached scan is noticed
 // when the rows are sent; KILL works as for any statement.
-func (h *cachingHandler) query(ctx context.Context, c *mysql.Conn, query string, node sql.Node, callback func(*sqltypes.Result) error) (err error) {
+func (h *Handler) query(ctx context.Context, c *mysql.Conn, query string, node sql.Node, callback func(*sqltypes.Result) error) (err error) {
 	sm := h.sm.Load()
 	sqlCtx, err := sm.NewContextWithQuery(ctx, c, query)
 	if err != nil {
@@ -339,21 +345,21 @@ func schemaToFields(ctx *sql.Context, s sql.Schema) []*querypb.Field {
 	return fields
 }
 
-func (h *cachingHandler) ConnectionClosed(c *mysql.Conn) {
+func (h *Handler) ConnectionClosed(c *mysql.Conn) {
 	h.pc.dropConn(c.ConnectionID)
 	h.sessions.m.Delete(c.ConnectionID)
 	h.inMulti.Delete(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 }
 
-func (h *cachingHandler) ComResetConnection(c *mysql.Conn) error {
+func (h *Handler) ComResetConnection(c *mysql.Conn) error {
 	h.pc.dropConn(c.ConnectionID)
 	return h.Handler.ComResetConnection(c)
 }
 
 // plan returns the analysed plan to execute, or nil for the normal path.
 // Any error on the way also means the normal path, which reports it.
-func (pc *planCache) plan(ctx context.Context, sm *server.SessionManager, c *mysql.Conn, prepare *mysql.PrepareData) sql.Node {
+func (pc *PlanCache) plan(ctx context.Context, sm *server.SessionManager, c *mysql.Conn, prepare *mysql.PrepareData) sql.Node {
 	if sm == nil || pc.e == nil || pc.off || len(prepare.BindVars) == 0 {
 		return nil
 	}
@@ -385,7 +391,7 @@ func (pc *planCache) plan(ctx context.Context, sm *server.SessionManager, c *mys
 // planStmt plans the parsed statement stmt (of text query) with the
 // parameter values params through entry en: the re-used plan (hit), a
 // fresh analysis the entry learnt from, or nil for the normal path.
-func (pc *planCache) planStmt(sqlCtx *sql.Context, en *planEntry, stmt ast.Statement, query string, astParams map[string]ast.Expr) (sql.Node, bool) {
+func (pc *PlanCache) planStmt(sqlCtx *sql.Context, en *planEntry, stmt ast.Statement, query string, astParams map[string]ast.Expr) (sql.Node, bool) {
 	sqlCtx, end, ok := beginPlanning(sqlCtx)
 	if !ok {
 		return nil, false
@@ -488,7 +494,7 @@ func beginPlanning(ctx *sql.Context) (_ *sql.Context, end func(), ok bool) {
 
 // start does what go-mysql-server does for an executed statement before
 // its plan runs (the bound-plan path skips it).
-func (pc *planCache) start(ctx *sql.Context) {
+func (pc *PlanCache) start(ctx *sql.Context) {
 	sql.IncrementStatusVariable(ctx, "Questions", 1)
 	ctx.ClearWarnings()
 }
@@ -700,7 +706,7 @@ func boundExprs(n sql.Node) []sql.Expression {
 // positions of its bind variables, which in the plan bound with values are
 // the parameters' literals (possibly converted to a compared column's
 // type); nil if the two plans do not line up expression by expression.
-func (pc *planCache) paramPositions(ctx *sql.Context, stmt ast.Statement, query string, exprs []sql.Expression) ([]int, []string) {
+func (pc *PlanCache) paramPositions(ctx *sql.Context, stmt ast.Statement, query string, exprs []sql.Expression) ([]int, []string) {
 	b := planbuilder.New(ctx, pc.e.Analyzer.Catalog, pc.e.EventScheduler, pc.e.Parser)
 	unbound, _, err := b.BindOnly(stmt, query, nil)
 	if err != nil {
@@ -813,7 +819,7 @@ func withKey(c sql.MySQLRangeCut, k any) sql.MySQLRangeCut {
 
 // learn records where each parameter of the first execution went in the
 // analysed plan; false if that cannot be told for certain.
-func (en *planEntry) learn(ctx *sql.Context, pc *planCache, stmt ast.Statement, query string, bound sql.Node, exprs []sql.Expression, analyzed sql.Node) bool {
+func (en *planEntry) learn(ctx *sql.Context, pc *PlanCache, stmt ast.Statement, query string, bound sql.Node, exprs []sql.Expression, analyzed sql.Node) bool {
 	pos, pnames := pc.paramPositions(ctx, stmt, query, exprs)
 	if len(pos) == 0 {
 		return false

@@ -1,4 +1,4 @@
-package engine
+package fastpath
 
 import (
 	"context"
@@ -28,10 +28,10 @@ import (
 // maxStatementRestarts bounds the re-executions of one statement.
 const maxStatementRestarts = 10
 
-// sessionsByConn maps connection ids to their store sessions.
-type sessionsByConn struct{ m sync.Map }
+// Sessions maps connection ids to their store sessions.
+type Sessions struct{ m sync.Map }
 
-func (s *sessionsByConn) get(id uint32) *store.Session {
+func (s *Sessions) get(id uint32) *store.Session {
 	if s == nil {
 		return nil
 	}
@@ -42,7 +42,7 @@ func (s *sessionsByConn) get(id uint32) *store.Session {
 
 // restarting runs one statement through run, re-executing it while the
 // store asks for a restart; run sets *sent when it passed results on.
-func (h *cachingHandler) restarting(c *mysql.Conn, run func(sent *bool) error) error {
+func (h *Handler) restarting(c *mysql.Conn, run func(sent *bool) error) error {
 	s := h.sessions.get(c.ConnectionID)
 	if s == nil {
 		var sent bool
@@ -67,7 +67,7 @@ func (h *cachingHandler) restarting(c *mysql.Conn, run func(sent *bool) error) e
 	}
 }
 
-func (h *cachingHandler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
+func (h *Handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
 	// LOAD DATA LOCAL has read the client's file by the time a restart
 	// could be asked for: it counts as having sent, so it is never
 	// re-executed (the client would be asked for its file twice).
@@ -91,7 +91,7 @@ var lockingRead = regexp.MustCompile(`(?i)\bfor\s+(update|share)\b|\block\s+in\s
 // (store.Session.PinSnapshot): such a read takes no row lock here, and the
 // current reads of later writes would otherwise let the transaction
 // overwrite a change made after it read the row "for update".
-func (h *cachingHandler) pinIfLockingRead(c *mysql.Conn, query string) {
+func (h *Handler) pinIfLockingRead(c *mysql.Conn, query string) {
 	if !isSelect(query) || !lockingRead.MatchString(query) {
 		return
 	}
@@ -107,7 +107,7 @@ func isLoadData(query string) bool {
 	return len(q) >= 4 && strings.EqualFold(q[:4], "load")
 }
 
-func (h *cachingHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
+func (h *Handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
 	var rest string
 	defer h.pinIfLockingRead(c, query)
 	// A later statement of a multi-statement text keeps the ordinary path.

@@ -1,4 +1,4 @@
-package engine
+package fastpath
 
 import (
 	"context"
@@ -61,7 +61,7 @@ const textKeyPrefix = "\x01text\x00"
 
 // textInsert returns the plan for a text INSERT, or nil for the ordinary
 // path.
-func (pc *planCache) textInsert(ctx context.Context, sm *server.SessionManager, c *mysql.Conn, query string) sql.Node {
+func (pc *PlanCache) textInsert(ctx context.Context, sm *server.SessionManager, c *mysql.Conn, query string) sql.Node {
 	if sm == nil || pc.e == nil || pc.off || pc.textOff.Load() || int64(len(query)) >= bulkInsertMinBytes.Load() {
 		return nil
 	}
@@ -106,9 +106,8 @@ func (pc *planCache) textInsert(ctx context.Context, sm *server.SessionManager, 
 	return node
 }
 
-// TextInsertHits is the number of text INSERTs that re-used an analysed
-// plan (textinsert.go).
-func (e *Engine) TextInsertHits() uint64 { return e.plans.textHits.Load() }
+// TextHits is the number of text INSERTs that re-used an analysed plan.
+func (pc *PlanCache) TextHits() uint64 { return pc.textHits.Load() }
 
 // textInsertStmt is a text INSERT split into template and values.
 type textInsertStmt struct {
@@ -301,7 +300,7 @@ func sameInsert(parsed, tmpl ast.Statement, params map[string]ast.Expr) bool {
 //
 // The guard's rule runs on the plan as on every re-use. Nil means the
 // checked path (planStmt), which reports any refusal.
-func (pc *planCache) fastInsert(sqlCtx *sql.Context, en *planEntry, params map[string]ast.Expr) sql.Node {
+func (pc *PlanCache) fastInsert(sqlCtx *sql.Context, en *planEntry, params map[string]ast.Expr) sql.Node {
 	ins, ok := en.stmt.(*ast.Insert)
 	if !ok || en.analyzed == nil || en.verified < verifyHits || en.qFlags == nil || len(en.lits) != len(params) || en.gen != pc.gen.Load() {
 		return nil

@@ -20,7 +20,7 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/fastpath"
 	"github.com/dpsql/dpsql/store"
 )
 
@@ -118,7 +118,7 @@ func (h *Harness) NewEngine(t *testing.T) (enginetest.QueryEngine, error) {
 		return nil, err
 	}
 	if h.bulk {
-		engine.InstallBulkWriter(e.Analyzer)
+		fastpath.InstallBulkWriter(e.Analyzer)
 	}
 	// As in dpsql's engine (engine/engine.go): multi-clause ALTER TABLE is
 	// atomic.
