@@ -26,6 +26,7 @@ import (
 	"github.com/dpsql/dpsql/functions"
 	guardpkg "github.com/dpsql/dpsql/guard"
 	"github.com/dpsql/dpsql/mysqlstore"
+	"github.com/dpsql/dpsql/server"
 	"github.com/dpsql/dpsql/store"
 )
 
@@ -45,7 +46,7 @@ type Options struct {
 	Log          logrus.FieldLogger
 	// MaxReleaseMemory bounds the public memory estimate of one release and
 	// of all running releases together, in bytes (functions/limits.go):
-	// 0 means DefaultMaxReleaseMemory(), a negative value no limit.
+	// 0 means server.DefaultMaxReleaseMemory(), a negative value no limit.
 	MaxReleaseMemory int64
 	// AnswerCacheEntries and AnswerCacheBytes bound the DP answer cache
 	// (catalog/anscache.go); 0 means the catalog's defaults.
@@ -151,7 +152,7 @@ func (e *Engine) wire(opt Options) error {
 	}
 	mem := opt.MaxReleaseMemory
 	if mem == 0 {
-		mem = DefaultMaxReleaseMemory()
+		mem = server.DefaultMaxReleaseMemory()
 	}
 	var rows functions.Rows = e.Store
 	if opt.BackendDSN != "" {
@@ -260,6 +261,17 @@ func (e *Engine) loadUsers(opt Options) error {
 		return fmt.Errorf("persist root account: %w", err)
 	}
 	return nil
+}
+
+// NewServer listens on addr (host:port; port 0 picks a free one) with the
+// default options: no TLS, default login throttle.
+func (e *Engine) NewServer(addr string) (*server.Server, error) {
+	return e.NewServerWithOptions(addr, server.Options{})
+}
+
+// NewServerWithOptions listens on addr with opt.
+func (e *Engine) NewServerWithOptions(addr string, opt server.Options) (*server.Server, error) {
+	return server.New(e.SQL, e.plans, addr, opt)
 }
 
 // PlanCacheHits is the number of prepared-statement executions that

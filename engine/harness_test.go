@@ -11,6 +11,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/server"
 )
 
 const rootPW = "root-secret"
@@ -20,7 +21,7 @@ type testServer struct {
 	t   testing.TB
 	dir string
 	e   *engine.Engine
-	srv *engine.Server
+	srv *server.Server
 }
 
 func quietLog() *logrus.Logger {

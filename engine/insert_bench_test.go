@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/server"
 )
 
 // BenchmarkSysbenchInsert: one connection sending sysbench oltp_insert's
@@ -16,7 +17,7 @@ import (
 func BenchmarkSysbenchInsert(b *testing.B) {
 	for _, nosync := range []bool{false, true} {
 		b.Run(fmt.Sprintf("nosync=%v", nosync), func(b *testing.B) {
-			ts := startServerOpts(b, b.TempDir(), engine.Options{}, engine.ServerOptions{})
+			ts := startServerOpts(b, b.TempDir(), engine.Options{}, server.Options{})
 			mustExec(b, ts.connect("root", rootPW, ""), "CREATE DATABASE sb")
 			db := ts.connect("root", rootPW, "sb")
 			db.SetMaxOpenConns(1)

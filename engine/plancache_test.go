@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/server"
 )
 
 // planDB is a one-connection pool (so prepared statements stay on the
@@ -294,7 +295,7 @@ func TestPlanCacheGuardAndPrivileges(t *testing.T) {
 func BenchmarkPreparedPointSelect(b *testing.B) {
 	for _, off := range []bool{false, true} {
 		b.Run(fmt.Sprintf("cache=%v", !off), func(b *testing.B) {
-			ts := startServerOpts(b, b.TempDir(), engine.Options{RootPassword: rootPW, Log: quietLog(), DisablePlanCache: off}, engine.ServerOptions{})
+			ts := startServerOpts(b, b.TempDir(), engine.Options{RootPassword: rootPW, Log: quietLog(), DisablePlanCache: off}, server.Options{})
 			mustExec(b, ts.connect("root", rootPW, ""), "CREATE DATABASE plc")
 			db := ts.connect("root", rootPW, "plc")
 			db.SetMaxOpenConns(1)

@@ -13,10 +13,11 @@ import (
 	"time"
 
 	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/server"
 )
 
 // startServerOpts is startServer with engine and server options.
-func startServerOpts(t testing.TB, dir string, eo engine.Options, so engine.ServerOptions) *testServer {
+func startServerOpts(t testing.TB, dir string, eo engine.Options, so server.Options) *testServer {
 	t.Helper()
 	eo.DataDir, eo.RootPassword, eo.Log = dir, rootPW, quietLog()
 	e, err := engine.Open(eo)
@@ -285,7 +286,7 @@ func TestDegenerateOptionsRefusedBeforeCharge(t *testing.T) {
 
 // Item 1: the memory limit refuses before charging and names the flag.
 func TestMemoryLimitBeforeCharge(t *testing.T) {
-	ts := startServerOpts(t, t.TempDir(), engine.Options{MaxReleaseMemory: 8 << 30}, engine.ServerOptions{})
+	ts := startServerOpts(t, t.TempDir(), engine.Options{MaxReleaseMemory: 8 << 30}, server.Options{})
 	if err := ts.e.LoadDemo("../testdata"); err != nil {
 		t.Fatal(err)
 	}
@@ -307,7 +308,7 @@ func TestMemoryLimitBeforeCharge(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A tiny limit refuses even small trainings (the figure is in the error).
-	ts2 := startServerOpts(t, t.TempDir(), engine.Options{MaxReleaseMemory: 1 << 10}, engine.ServerOptions{})
+	ts2 := startServerOpts(t, t.TempDir(), engine.Options{MaxReleaseMemory: 1 << 10}, server.Options{})
 	if err := ts2.e.LoadDemo("../testdata"); err != nil {
 		t.Fatal(err)
 	}
@@ -509,8 +510,8 @@ func TestFilePrivilege(t *testing.T) {
 
 // Item 8: login throttling, uniform answers for unknown accounts.
 func TestLoginThrottleAndUniformAnswers(t *testing.T) {
-	th := engine.LoginThrottle{MaxFailures: 5, BaseLock: 500 * time.Millisecond, MaxLock: 2 * time.Second, Window: time.Minute}
-	ts := startServerOpts(t, t.TempDir(), engine.Options{}, engine.ServerOptions{Throttle: th})
+	th := server.LoginThrottle{MaxFailures: 5, BaseLock: 500 * time.Millisecond, MaxLock: 2 * time.Second, Window: time.Minute}
+	ts := startServerOpts(t, t.TempDir(), engine.Options{}, server.Options{Throttle: th})
 	root := setupProtected(t, ts, 10, 10)
 	mustExec(t, root, "CREATE USER victim IDENTIFIED BY 'right-pw'")
 	login := func(user, pw string) error {
@@ -556,8 +557,8 @@ func TestLoginThrottleAndUniformAnswers(t *testing.T) {
 // TestLoginThrottleSpray: many unknown names from one address lock the
 // address.
 func TestLoginThrottleSpray(t *testing.T) {
-	th := engine.LoginThrottle{MaxFailures: 3, BaseLock: time.Minute, MaxLock: time.Minute, Window: time.Minute}
-	ts := startServerOpts(t, t.TempDir(), engine.Options{}, engine.ServerOptions{Throttle: th})
+	th := server.LoginThrottle{MaxFailures: 3, BaseLock: time.Minute, MaxLock: time.Minute, Window: time.Minute}
+	ts := startServerOpts(t, t.TempDir(), engine.Options{}, server.Options{Throttle: th})
 	setupProtected(t, ts, 10, 10)
 	for i := 0; i < 12; i++ {
 		db, _ := sql.Open("mysql", fmt.Sprintf("u%d:x@tcp(%s)/", i, ts.srv.Addr()))

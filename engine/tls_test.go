@@ -20,6 +20,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/server"
 )
 
 // selfSigned writes a self-signed certificate for 127.0.0.1 and its key to
@@ -61,14 +62,14 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 func TestTLSAndSecureTransport(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile, pool := selfSigned(t, t.TempDir())
-	tlsCfg, err := engine.LoadTLS(certFile, keyFile)
+	tlsCfg, err := server.LoadTLS(certFile, keyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.LoadTLS(certFile, certFile); err == nil {
+	if _, err := server.LoadTLS(certFile, certFile); err == nil {
 		t.Fatal("a certificate as key was accepted")
 	}
-	ts := startServerOpts(t, dir, engine.Options{}, engine.ServerOptions{TLS: tlsCfg, RequireSecureTransport: true})
+	ts := startServerOpts(t, dir, engine.Options{}, server.Options{TLS: tlsCfg, RequireSecureTransport: true})
 	if err := mysql.RegisterTLSConfig("dpsqltest", &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}); err != nil {
 		t.Fatal(err)
 	}
@@ -106,10 +107,10 @@ func TestTLSAndSecureTransport(t *testing.T) {
 	}
 	// Without the requirement, plain and TLS clients both work.
 	ts.stop()
-	ts2 := startServerOpts(t, dir, engine.Options{}, engine.ServerOptions{TLS: tlsCfg})
+	ts2 := startServerOpts(t, dir, engine.Options{}, server.Options{TLS: tlsCfg})
 	plain := connectAddr(t, ts2.srv.Addr(), "root", rootPW, "overtls")
 	mustExec(t, plain, "CREATE TABLE t (id INT PRIMARY KEY)")
-	if _, err := ts2.e.NewServerWithOptions("127.0.0.1:0", engine.ServerOptions{RequireSecureTransport: true}); err == nil {
+	if _, err := ts2.e.NewServerWithOptions("127.0.0.1:0", server.Options{RequireSecureTransport: true}); err == nil {
 		t.Fatal("secure transport required without a certificate was accepted")
 	}
 }

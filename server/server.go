@@ -1,4 +1,4 @@
-package engine
+package server
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/dolthub/go-mysql-server/server"
+	sqle "github.com/dolthub/go-mysql-server"
+	gmsserver "github.com/dolthub/go-mysql-server/server"
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
 
@@ -15,15 +16,14 @@ import (
 	"github.com/dpsql/dpsql/store"
 )
 
-// Server is the MySQL wire-protocol front end of an Engine.
+// Server is the MySQL wire-protocol front end of an engine.
 type Server struct {
-	e   *Engine
-	srv *server.Server
+	srv *gmsserver.Server
 	ln  net.Listener
 }
 
-// ServerOptions configure NewServerWithOptions.
-type ServerOptions struct {
+// Options configure New.
+type Options struct {
 	// TLS, when set, lets clients upgrade to TLS (mariadb --ssl).
 	TLS *tls.Config
 	// RequireSecureTransport refuses logins over plain connections.
@@ -33,7 +33,7 @@ type ServerOptions struct {
 	Throttle LoginThrottle
 }
 
-// LoadTLS reads a PEM certificate (chain) and key for ServerOptions.TLS.
+// LoadTLS reads a PEM certificate (chain) and key for Options.TLS.
 func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
 	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 	if err != nil {
@@ -42,14 +42,10 @@ func LoadTLS(certFile, keyFile string) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
-// NewServer listens on addr (host:port; port 0 picks a free one) with the
-// default options: no TLS, default login throttle.
-func (e *Engine) NewServer(addr string) (*Server, error) {
-	return e.NewServerWithOptions(addr, ServerOptions{})
-}
-
-// NewServerWithOptions listens on addr with opt.
-func (e *Engine) NewServerWithOptions(addr string, opt ServerOptions) (*Server, error) {
+// New listens on addr (host:port; port 0 picks a free one) with opt and
+// serves e, whose prepared statements and plain INSERTs go through the plan
+// cache plans.
+func New(e *sqle.Engine, plans *fastpath.PlanCache, addr string, opt Options) (*Server, error) {
 	if opt.RequireSecureTransport && opt.TLS == nil {
 		return nil, errors.New("--require-secure-transport needs a TLS certificate and key (--tls-cert, --tls-key)")
 	}
@@ -61,18 +57,18 @@ func (e *Engine) NewServerWithOptions(addr string, opt ServerOptions) (*Server, 
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	t := newThrottle(opt.Throttle)
-	cfg := server.Config{
+	cfg := gmsserver.Config{
 		Protocol: "tcp", Address: ln.Addr().String(), Listener: ln, MaxConnections: 1000,
 		TLSConfig: opt.TLS, RequireSecureTransport: opt.RequireSecureTransport,
 		// The listener is go-mysql-server's, with the account checks
 		// wrapped (auth.go): throttling, uniform answers, TLS enforcement.
-		ProtocolListenerFactory: func(cfg server.Config, lc mysql.ListenerConfig, sel server.ServerEventListener) (server.ProtocolListener, error) {
+		ProtocolListenerFactory: func(cfg gmsserver.Config, lc mysql.ListenerConfig, sel gmsserver.ServerEventListener) (gmsserver.ProtocolListener, error) {
 			lc.AuthServer = newAuthServer(lc.AuthServer, t, opt.RequireSecureTransport)
-			return server.MySQLProtocolListenerFactory(cfg, lc, sel)
+			return gmsserver.MySQLProtocolListenerFactory(cfg, lc, sel)
 		},
 	}
 	// bi (issue 12): one version string, version_comment 'dpsql', the real port.
-	cfg.Version = ServerVersion
+	cfg.Version = Version
 	if err := setIdentity(ln.Addr().(*net.TCPAddr).Port); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("set server identity: %w", err)
@@ -81,8 +77,8 @@ func (e *Engine) NewServerWithOptions(addr string, opt ServerOptions) (*Server, 
 	var ch *fastpath.Handler
 	sessions := &fastpath.Sessions{}
 	wrap := func(h mysql.Handler) (mysql.Handler, error) {
-		if gh, ok := h.(*server.Handler); ok {
-			ch = fastpath.NewHandler(gh, e.plans, sessions)
+		if gh, ok := h.(*gmsserver.Handler); ok {
+			ch = fastpath.NewHandler(gh, plans, sessions)
 			return ch, nil
 		}
 		return h, nil
@@ -94,7 +90,7 @@ func (e *Engine) NewServerWithOptions(addr string, opt ServerOptions) (*Server, 
 		}
 		return s, err
 	}
-	srv, err := server.NewServerWithHandler(cfg, e.SQL, sql.NewContext, build, nil, wrap)
+	srv, err := gmsserver.NewServerWithHandler(cfg, e, sql.NewContext, build, nil, wrap)
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("start server: %w", err)
@@ -102,7 +98,7 @@ func (e *Engine) NewServerWithOptions(addr string, opt ServerOptions) (*Server, 
 	if ch != nil {
 		ch.SetSessionManager(srv.SessionManager())
 	}
-	return &Server{e: e, srv: srv, ln: ln}, nil
+	return &Server{srv: srv, ln: ln}, nil
 }
 
 // sessionBuilder records the authenticated user on the session: privilege
@@ -124,14 +120,14 @@ func (s *Server) Serve() error { return s.srv.Start() }
 // Close stops accepting connections and closes open ones.
 func (s *Server) Close() error { return s.srv.Close() }
 
-// ServerVersion is the one version string dpsql advertises: in the
-// handshake, VERSION() and @@version.
-const ServerVersion = "8.0.31-dpsql"
+// Version is the one version string dpsql advertises: in the handshake,
+// VERSION() and @@version.
+const Version = "8.0.31-dpsql"
 
 // setIdentity makes @@version, @@version_comment and @@port describe this
 // server rather than go-mysql-server's defaults.
 func setIdentity(port int) error {
-	vals := map[string]any{"version": ServerVersion, "version_comment": "dpsql"}
+	vals := map[string]any{"version": Version, "version_comment": "dpsql"}
 	if port > 0 {
 		vals["port"] = port
 	}

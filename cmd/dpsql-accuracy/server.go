@@ -19,6 +19,7 @@ import (
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/engine"
 	"github.com/dpsql/dpsql/mechanism"
+	dpserver "github.com/dpsql/dpsql/server"
 )
 
 const (
@@ -36,7 +37,7 @@ const (
 // send it.
 type server struct {
 	e    *engine.Engine
-	srv  *engine.Server
+	srv  *dpserver.Server
 	db   *gosql.DB
 	work string
 	seq  int

@@ -27,6 +27,7 @@ import (
 
 	"github.com/dpsql/dpsql/engine"
 	"github.com/dpsql/dpsql/noise"
+	"github.com/dpsql/dpsql/server"
 	"github.com/dpsql/dpsql/store"
 )
 
@@ -43,7 +44,7 @@ func main() {
 	defer os.RemoveAll(dir)
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
-	engine.TuneRuntime() // as the server sets it (cmd/dpsql)
+	server.TuneRuntime() // as the server sets it (cmd/dpsql)
 	e, err := engine.Open(engine.Options{DataDir: dir, RootPassword: "bench", Log: log})
 	check(err)
 	defer e.Close()

@@ -37,6 +37,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/server"
 )
 
 type target struct {
@@ -75,7 +76,7 @@ func main() {
 	// dpsql
 	log := logrus.New()
 	log.SetLevel(logrus.ErrorLevel)
-	engine.TuneRuntime() // as the server sets it (cmd/dpsql)
+	server.TuneRuntime() // as the server sets it (cmd/dpsql)
 	e, err := engine.Open(engine.Options{DataDir: filepath.Join(tmp, "dpsql"), RootPassword: "bench", Log: log, DisableWAL: *noWAL})
 	check(err)
 	defer e.Close()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/server"
 )
 
 func main() {
@@ -86,7 +87,7 @@ func serve(args []string) error {
 	demoData := fs.String("demo-data", "testdata", "directory with the sample CSVs and demo_catalog.json")
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level")
-	maxMem := fs.String("max-release-memory", "", fmt.Sprintf("memory releases may use, e.g. 8GiB; one release whose public estimate exceeds it is refused before any charge, and releases wait for each other beyond it (default %.0f%% of RAM; 0 = no limit)", engine.ReleaseMemoryFraction*100))
+	maxMem := fs.String("max-release-memory", "", fmt.Sprintf("memory releases may use, e.g. 8GiB; one release whose public estimate exceeds it is refused before any charge, and releases wait for each other beyond it (default %.0f%% of RAM; 0 = no limit)", server.ReleaseMemoryFraction*100))
 	tlsCert := fs.String("tls-cert", "", "PEM certificate (chain) for TLS connections")
 	tlsKey := fs.String("tls-key", "", "PEM private key of --tls-cert")
 	cacheEntries := fs.Int("answer-cache-entries", catalog.DefaultAnswerCacheEntries, "DP aggregate answers kept in the answer cache (oldest evicted first; an evicted answer makes the next identical query a new, charged release)")
@@ -120,19 +121,19 @@ func serve(args []string) error {
 	}
 	var mem int64
 	if *maxMem != "" {
-		if mem, err = engine.ParseBytes(*maxMem); err != nil {
+		if mem, err = server.ParseBytes(*maxMem); err != nil {
 			return fmt.Errorf("--max-release-memory: %q is not a size such as 8GiB or 512MiB", *maxMem)
 		}
 		if mem == 0 {
 			mem = -1 // explicit 0: no limit
 		}
 	}
-	var sopt engine.ServerOptions
+	var sopt server.Options
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return errors.New("--tls-cert and --tls-key go together")
 	}
 	if *tlsCert != "" {
-		if sopt.TLS, err = engine.LoadTLS(*tlsCert, *tlsKey); err != nil {
+		if sopt.TLS, err = server.LoadTLS(*tlsCert, *tlsKey); err != nil {
 			return err
 		}
 	}
@@ -140,7 +141,7 @@ func serve(args []string) error {
 	if sopt.RequireSecureTransport && sopt.TLS == nil {
 		return errors.New("--require-secure-transport needs --tls-cert and --tls-key")
 	}
-	gcPercent, memLimit := engine.TuneRuntime()
+	gcPercent, memLimit := server.TuneRuntime()
 	log.WithFields(logrus.Fields{"gc_percent": gcPercent, "soft_memory_limit": memLimit}).Debug("go runtime (GOGC / GOMEMLIMIT override)")
 	e, err := engine.Open(engine.Options{DataDir: *dataDir, RootPassword: os.Getenv("DPSQL_ROOT_PASSWORD"), Log: log, MaxReleaseMemory: mem, AnswerCacheEntries: *cacheEntries, BackendDSN: dsn, DisableWAL: !*useWAL})
 	if err != nil {

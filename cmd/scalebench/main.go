@@ -29,6 +29,7 @@ import (
 	"github.com/dpsql/dpsql/engine"
 	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/mechanism/linreg"
+	"github.com/dpsql/dpsql/server"
 	"github.com/dpsql/dpsql/store"
 )
 
@@ -119,7 +120,7 @@ func run() error {
 	log := logrus.New()
 	log.SetLevel(logrus.WarnLevel)
 	logrus.SetLevel(logrus.WarnLevel)
-	engine.TuneRuntime() // as the server sets it (cmd/dpsql)
+	server.TuneRuntime() // as the server sets it (cmd/dpsql)
 	if b.e, err = engine.Open(engine.Options{DataDir: dir, RootPassword: "bench", Log: log, BackendDSN: *dsn}); err != nil {
 		return err
 	}
