@@ -26,6 +26,7 @@ import (
 	"github.com/dpsql/dpsql/functions"
 	guardpkg "github.com/dpsql/dpsql/guard"
 	"github.com/dpsql/dpsql/mysqlstore"
+	"github.com/dpsql/dpsql/scaleout"
 	"github.com/dpsql/dpsql/server"
 	"github.com/dpsql/dpsql/store"
 )
@@ -159,7 +160,7 @@ func (e *Engine) wire(opt Options) error {
 		if e.Backend, err = mysqlstore.Open(opt.BackendDSN, e.DB, e.Log); err != nil {
 			return err
 		}
-		rows = routedRows{emb: e.Store, my: e.Backend}
+		rows = scaleout.NewRows(e.Store, e.Backend)
 	}
 	e.Env = &functions.Env{Store: functions.RowSafe(rows), Catalog: e.Catalog, Budget: e.Budget, Log: e.Log, MaxReleaseMemory: max(mem, 0)}
 	g := guardpkg.New(e.Catalog, e.Store, e.Env)
@@ -181,9 +182,9 @@ func (e *Engine) wire(opt Options) error {
 	pro := newProvider(e.Store.Provider(), e.Env.SystemDB(), e.Env.Views, e.Env.Procedures(), e.Catalog)
 	pro.tfs = map[string]sql.TableFunction{histogramTFName: &histogramTF{env: e.Env}, fastpath.InsertValuesTFName: fastpath.NewInsertValuesTF()}
 	if e.Backend != nil {
-		pro.attached = &attachedTables{my: e.Backend, check: g.Hooks().CheckRead}
+		pro.attached = scaleout.NewAttached(e.Backend, g.Hooks().CheckRead)
 	}
-	for _, p := range e.scaleOutProcedures(pro) {
+	for _, p := range scaleout.Procedures(e.Catalog, e.Store, e.Backend, e.Log, pro.MutableDatabaseProvider) {
 		pro.procs.Register(p)
 	}
 	// The guard runs before any default rule (go-mysql-server evaluates

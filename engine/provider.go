@@ -10,6 +10,7 @@ import (
 
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/functions"
+	"github.com/dpsql/dpsql/scaleout"
 	"github.com/dpsql/dpsql/store"
 )
 
@@ -28,7 +29,7 @@ type provider struct {
 
 	// attached serves the tables attached from a MariaDB/MySQL backend
 	// (scale-out, issue 14); nil without a backend.
-	attached *attachedTables
+	attached *scaleout.Attached
 }
 
 var (
@@ -91,14 +92,14 @@ func (p *provider) viewsOf(db string) map[string]sql.Table {
 type userDB struct {
 	*store.Database
 	views    map[string]sql.Table
-	attached *attachedTables
+	attached *scaleout.Attached
 }
 
 func (d *userDB) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, bool, error) {
 	if v, ok := d.views[strings.ToLower(name)]; ok {
 		return v, true, nil
 	}
-	if t, ok := d.attached.table(d.Name(), name); ok {
+	if t, ok := d.attached.Table(d.Name(), name); ok {
 		return t, true, nil
 	}
 	return d.Database.GetTableInsensitive(ctx, name)
@@ -107,7 +108,7 @@ func (d *userDB) GetTableInsensitive(ctx *sql.Context, name string) (sql.Table, 
 func (d *userDB) GetTableNames(ctx *sql.Context) ([]string, error) {
 	// The dpsql views are listed by AllViews, as VIEW (issue 12).
 	names, err := d.Database.GetTableNames(ctx)
-	return append(names, d.attached.names(d.Name())...), err
+	return append(names, d.attached.Names(d.Name())...), err
 }
 
 // AllViews adds the dpsql views to the database's own views.

@@ -1,4 +1,4 @@
-package engine
+package scaleout
 
 import (
 	"fmt"
@@ -6,7 +6,9 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/go-mysql-server/sql/types"
+	"github.com/sirupsen/logrus"
 
+	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/mysqlstore"
 	"github.com/dpsql/dpsql/store"
@@ -27,6 +29,12 @@ var (
 	_ functions.Rows     = routedRows{}
 	_ functions.Pushdown = routedRows{}
 )
+
+// NewRows returns the DP functions' reads: of attached tables from the
+// backend my, of every other table from the embedded store emb.
+func NewRows(emb *store.Store, my *mysqlstore.Backend) functions.Rows {
+	return routedRows{emb: emb, my: my}
+}
 
 func (r routedRows) TableSchema(db, table string) (sql.Schema, error) {
 	if r.my.Attached(db, table) {
@@ -77,13 +85,21 @@ func (r routedRows) CentredLinearStats(db, table string, m functions.LinearMap, 
 // public scaling there (functions.planLinReg).
 func (r routedRows) Attached(db, table string) bool { return r.my.Attached(db, table) }
 
-// attachedTables is what the provider needs of the backend.
-type attachedTables struct {
+// Attached is what the database provider needs of the backend: its
+// attached tables, read through check.
+type Attached struct {
 	my    *mysqlstore.Backend
 	check mysqlstore.ReadCheck
 }
 
-func (a *attachedTables) table(db, name string) (sql.Table, bool) {
+// NewAttached returns the attached tables of my, read through check.
+func NewAttached(my *mysqlstore.Backend, check mysqlstore.ReadCheck) *Attached {
+	return &Attached{my: my, check: check}
+}
+
+// Table returns the attached table db.name (false if none; a nil
+// receiver has none).
+func (a *Attached) Table(db, name string) (sql.Table, bool) {
 	if a == nil {
 		return nil, false
 	}
@@ -94,21 +110,24 @@ func (a *attachedTables) table(db, name string) (sql.Table, bool) {
 	return t, true
 }
 
-func (a *attachedTables) names(db string) []string {
+// Names lists the tables attached in db.
+func (a *Attached) Names(db string) []string {
 	if a == nil {
 		return nil
 	}
 	return a.my.Tables(db)
 }
 
-// scaleOutProcedures are dp_attach and dp_detach (owners only).
-func (e *Engine) scaleOutProcedures(pro *provider) []sql.ExternalStoredProcedureDetails {
+// Procedures are dp_attach and dp_detach (owners only): they attach tables
+// of backend (nil: none configured) beside the embedded store st, creating
+// their databases in dbs.
+func Procedures(cat *catalog.Catalog, st *store.Store, backend *mysqlstore.Backend, log logrus.FieldLogger, dbs sql.MutableDatabaseProvider) []sql.ExternalStoredProcedureDetails {
 	okSchema := sql.Schema{{Name: "status", Type: types.LongText}}
 	attach := func(ctx *sql.Context, name string) (sql.RowIter, error) {
-		if !e.Catalog.IsOwner(userOf(ctx)) {
-			return nil, fmt.Errorf("dp_attach: only data owners may call it (user %q is an analyst)", userOf(ctx))
+		if !cat.IsOwner(functions.UserOf(ctx)) {
+			return nil, fmt.Errorf("dp_attach: only data owners may call it (user %q is an analyst)", functions.UserOf(ctx))
 		}
-		if e.Backend == nil {
+		if backend == nil {
 			return nil, fmt.Errorf("dp_attach: no MariaDB/MySQL backend is configured (start dpsql serve with --backend mysql --backend-dsn …)")
 		}
 		db, table, ok := strings.Cut(name, ".")
@@ -119,42 +138,42 @@ func (e *Engine) scaleOutProcedures(pro *provider) []sql.ExternalStoredProcedure
 		if db == "" {
 			return nil, fmt.Errorf("dp_attach: write the table as '<db>.<table>'")
 		}
-		if isSystemDB(db) {
+		if functions.IsSystemDB(db) {
 			return nil, fmt.Errorf("dp_attach: database %s is reserved", db)
 		}
-		if e.Store.HasTable(db, table) {
+		if st.HasTable(db, table) {
 			return nil, fmt.Errorf("dp_attach: dpsql already has a table %s.%s in its embedded store", db, table)
 		}
-		if !pro.MutableDatabaseProvider.HasDatabase(ctx, db) {
-			if err := pro.MutableDatabaseProvider.CreateDatabase(ctx, db); err != nil {
+		if !dbs.HasDatabase(ctx, db) {
+			if err := dbs.CreateDatabase(ctx, db); err != nil {
 				return nil, fmt.Errorf("dp_attach: create database %s: %w", db, err)
 			}
 		}
-		sch, err := e.Backend.Attach(ctx, db, table)
+		sch, err := backend.Attach(ctx, db, table)
 		if err != nil {
-			e.Log.WithError(err).WithField("table", db+"."+table).Warn("dp_attach failed")
+			log.WithError(err).WithField("table", db+"."+table).Warn("dp_attach failed")
 			return nil, fmt.Errorf("dp_attach: %s.%s: the backend has no such table, or it is unreachable (see the server log)", db, table)
 		}
 		return sql.RowsToRowIter(sql.Row{fmt.Sprintf("table %s.%s attached from the backend (%d columns, read-only in dpsql); declare bounds and CALL dp_protect", db, table, len(sch))}), nil
 	}
 	detach := func(ctx *sql.Context, name string) (sql.RowIter, error) {
-		if !e.Catalog.IsOwner(userOf(ctx)) {
-			return nil, fmt.Errorf("dp_detach: only data owners may call it (user %q is an analyst)", userOf(ctx))
+		if !cat.IsOwner(functions.UserOf(ctx)) {
+			return nil, fmt.Errorf("dp_detach: only data owners may call it (user %q is an analyst)", functions.UserOf(ctx))
 		}
-		if e.Backend == nil {
+		if backend == nil {
 			return nil, fmt.Errorf("dp_detach: no MariaDB/MySQL backend is configured")
 		}
 		db, table, ok := strings.Cut(name, ".")
 		if !ok {
 			db, table = ctx.GetCurrentDatabase(), name
 		}
-		if !e.Backend.Attached(db, table) {
+		if !backend.Attached(db, table) {
 			return nil, fmt.Errorf("dp_detach: %s.%s is not attached", db, table)
 		}
-		if e.Catalog.IsProtected(strings.ToLower(db) + "." + strings.ToLower(table)) {
+		if cat.IsProtected(strings.ToLower(db) + "." + strings.ToLower(table)) {
 			return nil, fmt.Errorf("dp_detach: %s.%s is protected: its budget is bound to the name, it stays attached", db, table)
 		}
-		if err := e.Backend.Detach(db, table); err != nil {
+		if err := backend.Detach(db, table); err != nil {
 			return nil, fmt.Errorf("dp_detach: %w", err)
 		}
 		return sql.RowsToRowIter(sql.Row{fmt.Sprintf("table %s.%s detached (the backend's table is untouched)", db, table)}), nil
