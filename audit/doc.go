@@ -10,4 +10,8 @@
 // noise is too small fails once N is large enough. Test helpers RequirePass
 // and RequireCatch keep both kinds of test in the suite; see
 // docs/privacy/auditing.md for the method and its measured power.
+//
+// Imports: only the standard library and gonum: it judges samples produced
+// by its callers' mechanisms. It may not import any dpsql package
+// (the mechanisms' audit tests import it, not the other way round).
 package audit

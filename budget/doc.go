@@ -21,4 +21,8 @@
 // Amounts are kept in fixed point (ε in units of 10⁻¹², δ in units of 10⁻¹⁸);
 // charges are rounded up, totals down, and reported spend is never below the
 // exact value. docs/privacy/accounting.md gives the formulas and proofs.
+//
+// Imports: wal (durable writes). It is on the ground floor with catalog: it
+// may not import catalog, store, functions, mechanism, guard, engine or any
+// package above them (docs/architecture.md).
 package budget

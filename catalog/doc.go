@@ -9,4 +9,8 @@
 // The catalog lives in the server's single bbolt file (bucket "catalog") and
 // is cached in memory; every change is committed (and fsynced) before the
 // call returns.
+//
+// Imports: wal (durable writes). It is on the ground floor with budget: it
+// may not import budget, store, functions, mechanism, guard, engine or any
+// package above them (docs/architecture.md).
 package catalog

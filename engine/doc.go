@@ -1,16 +1,16 @@
-// Package engine wires dpsql together: one durable bbolt file holding rows
-// (package store), users, catalog, ledger and models; go-mysql-server
-// on top; and the guard that keeps protected rows away from analysts.
+// Package engine wires dpsql together on go-mysql-server: it opens the one
+// durable bbolt file (through wal) holding rows (store), accounts, catalog,
+// ledger and models; builds the analyzer with the guard's rules (guard),
+// dump and restore (dump), the plan cache and bulk paths (fastpath); the
+// database provider with the dpsql system database, views, procedures,
+// table functions and attached tables (provider.go, scaleout); the DP
+// functions' environment (functions); the accounts; and the wire server
+// (server, NewServer). demo.go imports CSV files and the sample datasets.
 //
-// The guard has three layers, each sufficient on its own for reads:
+// Until issue 25 lands, the DP aggregate planner, its answer cache and
+// DP_HISTOGRAM (dpagg.go, dpcache.go, histtf.go) live here too; they move
+// to package dpquery.
 //
-//   - storage hooks: every row of a protected table that any SQL path would
-//     produce passes through store.Hooks.CheckRead, which refuses analysts;
-//     writes by analysts are refused and writes by owners are validated
-//     against the declared bounds and label domains;
-//   - an analyzer rule that refuses plans touching protected tables for
-//     analysts (clear errors even for EXPLAIN), refuses ANALYZE of protected
-//     tables, SHOW PROCESSLIST for analysts, and any DP release that could be
-//     evaluated more than once (per row, in a join, in a subquery, UNION …);
-//   - the DP functions read storage directly, with no privileges involved.
+// engine is the top floor (docs/architecture.md): only the commands under
+// cmd/ import it, and no package under it may import engine.
 package engine

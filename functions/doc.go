@@ -11,4 +11,10 @@
 //  2. reserve the cost durably in the accountant (refused on overspend);
 //  3. read the rows straight from storage and run the mechanism;
 //  4. mark the ledger entry ok or failed — the charge stays either way.
+//
+// Imports: budget, catalog and the mechanisms (mechanism/...); storage only
+// through the Rows interface (rows.go), which store and scaleout implement.
+// It may not import store, mysqlstore, guard, fastpath, dump, scaleout,
+// server or engine. sqlhelpers.go holds the small SQL helpers (UserOf,
+// TableKey, ToFloat, IsView) the guard and the engine share with it.
 package functions

@@ -10,4 +10,7 @@
 // The package imports nothing from SQL: the functions package adapts it.
 // All privacy noise comes from package noise. Sensitivities are derived from
 // public quantities only (catalog bounds, n, ε, δ and fixed hyperparameters).
+//
+// Imports: budget (costs) and noise. It may not import catalog, store,
+// functions or anything that knows SQL, nor any package above it.
 package mechanism

@@ -21,4 +21,9 @@
 // operations as the embedded path, and the per-row terms are summed as
 // DECIMAL, exactly, so that the result does not depend on the order of the
 // rows or on the number of shards, and is rounded to float64 once.
+//
+// Imports: wal (the attachment list in the bbolt file) and functions (the
+// Rows and Pushdown interfaces and their argument types). It may not import
+// store, guard, fastpath, dump, scaleout, server or engine: scaleout routes
+// between it and store.
 package mysqlstore

@@ -22,4 +22,7 @@
 //   - Gamma, GammaDirection and GammaDirectionScaled are continuous
 //     distributions computed in floating point from crypto-backed uniforms;
 //     they carry no grid argument (see the caveat in docs/privacy/noise.md).
+//
+// Imports: only the standard library (crypto/rand). It is the ground floor
+// of the privacy core and may not import any dpsql package.
 package noise

@@ -39,4 +39,8 @@
 // direct accessors (TableSchema, RowCount, ScanFloats, ScanValues,
 // ImportCSV) bypass them and read committed data only: they are meant for
 // the DP functions and the owner's bulk load.
+//
+// Imports: wal. It may not import catalog, budget, functions, guard,
+// fastpath, engine or any other dpsql package: the guard reaches it through
+// Hooks, the DP functions through functions.Rows.
 package store

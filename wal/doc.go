@@ -46,4 +46,8 @@
 // outgrow the mapping drops the pin inside its transaction (after bbolt
 // computed the transaction's free pages, so C's pages stay untouched) and is
 // followed at once by a checkpoint.
+//
+// Imports: only bbolt and the standard library. It is the ground floor of
+// storage: catalog, budget, store and mysqlstore import it, and it may not
+// import any dpsql package.
 package wal

@@ -14,4 +14,8 @@
 // Each measurement (the count vector, one sum vector per column) gets an
 // equal share of ε and Laplace noise from noise.AddLaplaceVec; SUM and AVG
 // are post-processing of the noisy count and centred sum.
+//
+// Imports: budget, mechanism, noise. Like every mechanism package it may not
+// import catalog, store, functions, go-mysql-server or anything else that
+// knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package agg

@@ -27,4 +27,8 @@
 // docs/mechanisms/lsq.md §9 ("The output step"). No released value is an
 // invertible function of (data, noise) with the noise on a lattice: the
 // last noise is added to the value being released, on a grid.
+//
+// Imports: budget, mechanism, noise. Like every mechanism package it may not
+// import catalog, store, functions, go-mysql-server or anything else that
+// knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package amp

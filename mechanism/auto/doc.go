@@ -4,4 +4,8 @@
 // the catalog), n, d, K, ε and the table's δ budget — never of the rows.
 // The rules and the experiments they were derived from are in
 // docs/mechanisms/auto.md.
+//
+// Imports: mechanism/gauss, mechanism/logreg. Like every mechanism package it may not
+// import catalog, store, functions, go-mysql-server or anything else that
+// knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package auto

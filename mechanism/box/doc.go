@@ -14,4 +14,8 @@
 // composition). Split accounts the 2d quantiles and the kind's Gaussian
 // release as one zCDP event at the charged (ε, δ), as linreg's private
 // clipping does (linreg.md §11).
+//
+// Imports: budget, mechanism, noise. Like every mechanism package it may not
+// import catalog, store, functions, go-mysql-server or anything else that
+// knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package box

@@ -27,4 +27,8 @@
 // The derivation (sensitivities, calibration, post-processing and the rule
 // behind the defaults) is in docs/mechanisms/gauss.md; measured accuracy in
 // docs/results/gauss.md.
+//
+// Imports: budget, mechanism, noise. Like every mechanism package it may not
+// import catalog, store, functions, go-mysql-server or anything else that
+// knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package gauss

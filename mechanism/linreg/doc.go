@@ -36,4 +36,8 @@
 //
 // calibrate.go holds the noise calibration, stats.go the pass over the
 // rows, solve.go the post-processing linear algebra.
+//
+// Imports: budget, mechanism, mechanism/agg, noise. Like every mechanism package it may not
+// import catalog, store, functions, go-mysql-server or anything else that
+// knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package linreg

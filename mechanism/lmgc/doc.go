@@ -38,4 +38,8 @@
 //
 // ChargedEpsilon (what the derivation supports, equal to the requested ε up
 // to rounding) and RequestedEpsilon are both exposed for the ledger.
+//
+// Imports: budget, mechanism, mechanism/amp, noise. Like every mechanism package it may not
+// import catalog, store, functions, go-mysql-server or anything else that
+// knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package lmgc

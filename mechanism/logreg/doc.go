@@ -23,4 +23,8 @@
 // calibrate.go holds sensitivities, noise calibration and defaults;
 // solver.go the descent. The descent is package-local (the SVM work
 // builds a similar solver; a shared one is for later).
+//
+// Imports: budget, mechanism, mechanism/amp, noise. Like every mechanism package it may not
+// import catalog, store, functions, go-mysql-server or anything else that
+// knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package logreg

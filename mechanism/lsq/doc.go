@@ -36,4 +36,8 @@
 // Each release is planned from public information only (Plan / PlanPredict:
 // validation, noise scale, privacy cost, random features), then trained on
 // the rows (Train / Predict). All privacy noise comes from package noise.
+//
+// Imports: budget, mechanism, mechanism/amp, noise. Like every mechanism package it may not
+// import catalog, store, functions, go-mysql-server or anything else that
+// knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package lsq

@@ -17,4 +17,8 @@
 // Derivations: docs/mechanisms/selection.md.
 //
 // The package has no SQL imports.
+//
+// Imports: budget, mechanism, mechanism/gauss, mechanism/linreg, noise. Like every mechanism package it may not
+// import catalog, store, functions, go-mysql-server or anything else that
+// knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package selection

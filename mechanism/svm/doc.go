@@ -38,4 +38,8 @@
 // The derivation, the floating-point argument, the defaults and the
 // paper's defects are in docs/mechanisms/svm.md; measured accuracy and
 // speed in docs/results/svm.md.
+//
+// Imports: budget, mechanism, noise. Like every mechanism package it may not
+// import catalog, store, functions, go-mysql-server or anything else that
+// knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package svm

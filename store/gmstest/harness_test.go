@@ -1,6 +1,3 @@
-// Package gmstest runs go-mysql-server's own engine test suites against the
-// dpsql store, with an unmodified suite: the harness below only supplies
-// engines and sessions.
 package gmstest
 
 import (

@@ -1,0 +1,17 @@
+// Package fastpath owns the paths that spare go-mysql-server its generic
+// per-statement work, each with the checks that keep it equivalent to the
+// ordinary path (issue 13):
+//
+//   - the plan cache (plancache.go): analysed plans of prepared statements,
+//     and of plain text INSERTs split into template and values
+//     (textinsert.go), re-used after the guard and the binder ran again;
+//   - the connection handler in front of go-mysql-server's (Handler), which
+//     also re-executes a statement the store asks to restart (restart.go);
+//   - the multi-row INSERT rewrite into a table function (bulkinsert.go,
+//     fastfloat.go, numslab.go) and the bulk writer that sends INSERT …
+//     VALUES/SELECT and LOAD DATA to the store in batches (bulkload.go,
+//     bulkloaddata.go, bulkpipe.go).
+//
+// Imports: catalog, functions, guard and store. It may not import engine,
+// server, dump or scaleout; server and engine wire it in.
+package fastpath

@@ -1,0 +1,10 @@
+// Package server is dpsql's MySQL wire-protocol front end: the listener
+// (New, over go-mysql-server's server with fastpath's handler), TLS and
+// require_secure_transport, login throttling with uniform answers
+// (auth.go), the identity it advertises (Version), and the process limits
+// (limits.go: the default release memory, the Go runtime's GC settings,
+// ParseBytes for sizes on the command line).
+//
+// Imports: fastpath and store (sessions). It may not import engine (which
+// wires it: engine.NewServer) nor any DP package: it never sees a release.
+package server
