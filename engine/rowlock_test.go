@@ -460,7 +460,7 @@ func TestRowLockSelectForUpdatePinsSnapshot(t *testing.T) {
 	}
 }
 
-// A large multi-row INSERT (the bulk writer's path, engine/bulkload.go)
+// A large multi-row INSERT (the bulk writer's path, fastpath/bulkload.go)
 // whose row 300 was inserted by an open transaction waits for it inside a
 // batch and, once that transaction rolls back, writes every row exactly
 // once: the rows of the batch before the wait are not inserted again.

@@ -147,7 +147,7 @@ func (e *Env) release(ctx *sql.Context, ref tableRef, function string, reqEps, r
 		return nil, err
 	}
 	// A writing statement that made a release is not re-executed after a
-	// row lock (engine/restart.go): it would charge the release again.
+	// row lock (fastpath/restart.go): it would charge the release again.
 	if s, ok := ctx.Session.(interface{ NoStatementRestart() }); ok {
 		s.NoStatementRestart()
 	}

@@ -4,7 +4,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 )
 
-// Batched inserts (issue 13). The engine's bulk path (engine/bulkload.go)
+// Batched inserts (issue 13). The engine's bulk path (fastpath/bulkload.go)
 // hands the store rows in batches instead of one Insert call per row: the
 // checks are Insert's, row by row and in order (the CheckWrite hook, the
 // encoding, the key, the index entries, then under the transaction's lock

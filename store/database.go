@@ -624,6 +624,6 @@ func (d *Database) AllViews(*sql.Context) ([]sql.ViewDefinition, error) {
 
 // The store is not an sql.IndexedTableCreator: go-mysql-server would then
 // drop the table comment (which carries a dump's dpsql catalog, see
-// engine/dump.go). A primary key on column prefixes, which the store (like
+// dump/dump.go). A primary key on column prefixes, which the store (like
 // InnoDB for TEXT keys) does not support, is refused by
 // refuseUnsupportedIndexes instead.

@@ -150,7 +150,7 @@ func TestStore(t *testing.T) {
 	}
 }
 
-// bulkSuites run again with dpsql's bulk writer (engine/bulkload.go):
+// bulkSuites run again with dpsql's bulk writer (fastpath/bulkload.go):
 // LOAD DATA goes through it, INSERT IGNORE through its statement-atomic
 // per-row path.
 var bulkSuites = map[string]bool{
