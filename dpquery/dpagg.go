@@ -1,4 +1,4 @@
-package engine
+package dpquery
 
 import (
 	"encoding/json"
@@ -97,11 +97,11 @@ func aggErr(format string, a ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errDPAgg}, a...)...)
 }
 
-// planDPAgg recognises a DP aggregate query. It returns (nil, nil) when the
+// Plan recognises a DP aggregate query. It returns (nil, nil) when the
 // plan is not an aggregate over a protected table (the guard then refuses
 // it as usual), and an error naming what to change when it is one that
 // cannot be answered.
-func (g *guard) planDPAgg(ctx *sql.Context, root sql.Node) (sql.Node, error) {
+func (g *Planner) Plan(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 	// Walk down the post-processing wrappers to the GroupBy.
 	var gb *plan.GroupBy
 	var wrappers []sql.Node
@@ -136,7 +136,7 @@ func (g *guard) planDPAgg(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 		}
 		return nil, nil
 	}
-	key, ok := tableKey(rt)
+	key, ok := functions.TableKey(rt)
 	if !ok || !g.cat.IsProtected(key) {
 		return nil, nil
 	}
@@ -313,7 +313,7 @@ func (g *guard) planDPAgg(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 func hasProtected(n sql.Node, cat *catalog.Catalog) bool {
 	found := false
 	transform.Inspect(n, func(c sql.Node) bool {
-		if key, ok := tableKey(c); ok && cat.IsProtected(key) {
+		if key, ok := functions.TableKey(c); ok && cat.IsProtected(key) {
 			found = true
 		}
 		return !found
@@ -330,7 +330,7 @@ func sessionEpsilon(ctx *sql.Context, cat *catalog.Catalog) (float64, error) {
 			return f, nil
 		}
 	}
-	if eps, _, ok := cat.DPDefaults(userOf(ctx)); ok && eps > 0 {
+	if eps, _, ok := cat.DPDefaults(functions.UserOf(ctx)); ok && eps > 0 {
 		return eps, nil
 	}
 	return 0, aggErr("aggregates over a protected table are answered with differential privacy when the query has a budget: SET SESSION dp_epsilon = <ε> (e.g. 0.5), then run the query again")
@@ -343,7 +343,7 @@ func sessionDelta(ctx *sql.Context, cat *catalog.Catalog) float64 {
 			return f
 		}
 	}
-	if _, d, ok := cat.DPDefaults(userOf(ctx)); ok {
+	if _, d, ok := cat.DPDefaults(functions.UserOf(ctx)); ok {
 		return d
 	}
 	return 0
@@ -432,7 +432,7 @@ func shortText(s string) string {
 // dpAggNode is the leaf that replaces the GroupBy.
 type dpAggNode struct {
 	q *dpAggQuery
-	g *guard
+	g *Planner
 }
 
 var _ sql.ExecSourceRel = (*dpAggNode)(nil)
@@ -465,7 +465,7 @@ func (n *dpAggNode) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("row count of %s: %w", q.key, err)
 	}
-	id := q.cacheID(userOf(ctx), n.g.cat.WriteEpoch(q.key), rows)
+	id := q.cacheID(functions.UserOf(ctx), n.g.cat.WriteEpoch(q.key), rows)
 	if !sessionFresh(ctx) {
 		if r, ok := n.cached(id); ok {
 			ctx.Warn(1105, "dp: answer from the answer cache (same query on the same snapshot of %s): no charge; SET SESSION dp_fresh = 1 for a new release", q.key)
@@ -548,7 +548,7 @@ func (q *dpAggQuery) groupOf(row []any, index []map[string]int) int {
 // midpoint).
 func (q *dpAggQuery) readSums(row []any, vals []float64) {
 	for i, p := range q.sumCols {
-		f, ok := toFloat(row[p])
+		f, ok := functions.ToFloat(row[p])
 		if !ok {
 			f = math.NaN()
 		}

@@ -1,4 +1,4 @@
-package engine
+package dpquery
 
 import (
 	"crypto/sha256"

@@ -1,4 +1,4 @@
-package engine
+package dpquery
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 //	SELECT * FROM DP_HISTOGRAM('<table>', '<column>', ε [, '<options>']) AS h
 //
 // returns one row per public bin (bin, lo, hi, count) from one charged
-// release, the same as the JSON form. The guard (guard.go) accepts it only
+// release, the same as the JSON form. The guard (package guard, through TableRelease) accepts it only
 // as the sole source of its statement, under post-processing nodes
 // (projection, WHERE on the bins, ORDER BY, LIMIT, aliases), so it is
 // evaluated once; a second iteration of the node (it cannot happen under

@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/dpsql/dpsql/fastpath"
+import (
+	"github.com/dpsql/dpsql/dpquery"
+	"github.com/dpsql/dpsql/fastpath"
+)
 
 // The fast paths moved to package fastpath (issue 26); the tests here keep
 // their names for its switches and counters.
@@ -46,7 +49,4 @@ func (e *Engine) TextInsertFastHits() uint64 { return e.plans.TextFastHits() }
 // SetLegacyDPFilter switches DP aggregate scans back to go-mysql-server's
 // evaluator, with its short-circuits, errors and panics (the must-fail
 // variant of the issue-25 audits), and returns a function restoring it.
-func SetLegacyDPFilter(on bool) (restore func()) {
-	old := legacyDPFilter.Swap(on)
-	return func() { legacyDPFilter.Store(old) }
-}
+func SetLegacyDPFilter(on bool) (restore func()) { return dpquery.SetLegacyDPFilter(on) }

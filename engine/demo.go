@@ -17,7 +17,7 @@ import (
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/functions"
-	guardpkg "github.com/dpsql/dpsql/guard"
+	"github.com/dpsql/dpsql/guard"
 	"github.com/dpsql/dpsql/store"
 )
 
@@ -94,7 +94,7 @@ func (e *Engine) importCSV(target string, r io.Reader) (int64, error) {
 			return 0, fmt.Errorf("create database %s: %w", db, err)
 		}
 	}
-	g := guardpkg.New(e.Catalog, e.Store, e.Env)
+	g := guard.New(e.Catalog, e.Store, e.Env)
 	key := catalog.Key(db, table)
 	if _, err := e.Store.TableSchema(db, table); err != nil {
 		// issue 13: a new table whose name has a budget account is protected.

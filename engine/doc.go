@@ -4,12 +4,10 @@
 // dump and restore (dump), the plan cache and bulk paths (fastpath); the
 // database provider with the dpsql system database, views, procedures,
 // table functions and attached tables (provider.go, scaleout); the DP
-// functions' environment (functions); the accounts; and the wire server
-// (server, NewServer). demo.go imports CSV files and the sample datasets.
-//
-// Until issue 25 lands, the DP aggregate planner, its answer cache and
-// DP_HISTOGRAM (dpagg.go, dpcache.go, histtf.go) live here too; they move
-// to package dpquery.
+// functions' environment (functions) and the DP aggregate planner and
+// DP_HISTOGRAM (dpquery), which it plugs into the guard; the accounts; and
+// the wire server (server, NewServer). demo.go imports CSV files and the
+// sample datasets.
 //
 // engine is the top floor (docs/architecture.md): only the commands under
 // cmd/ import it, and no package under it may import engine.

@@ -21,10 +21,11 @@ import (
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/dpquery"
 	"github.com/dpsql/dpsql/dump"
 	"github.com/dpsql/dpsql/fastpath"
 	"github.com/dpsql/dpsql/functions"
-	guardpkg "github.com/dpsql/dpsql/guard"
+	"github.com/dpsql/dpsql/guard"
 	"github.com/dpsql/dpsql/mysqlstore"
 	"github.com/dpsql/dpsql/scaleout"
 	"github.com/dpsql/dpsql/server"
@@ -163,24 +164,20 @@ func (e *Engine) wire(opt Options) error {
 		rows = scaleout.NewRows(e.Store, e.Backend)
 	}
 	e.Env = &functions.Env{Store: functions.RowSafe(rows), Catalog: e.Catalog, Budget: e.Budget, Log: e.Log, MaxReleaseMemory: max(mem, 0)}
-	g := guardpkg.New(e.Catalog, e.Store, e.Env)
-	// The DP aggregate planner and DP_HISTOGRAM (dpagg.go, histtf.go).
-	dp := &guard{cat: e.Catalog, env: e.Env}
-	g.PlanDPAgg = dp.planDPAgg
-	g.TableRelease = func(root, node sql.Node) (bool, bool) {
-		tf, ok := node.(*histogramTF)
-		return ok, ok && soleHistogramSource(root, tf)
-	}
+	g := guard.New(e.Catalog, e.Store, e.Env)
+	// The DP aggregate planner and DP_HISTOGRAM (package dpquery).
+	g.PlanDPAgg = dpquery.New(e.Catalog, e.Env).Plan
+	g.TableRelease = dpquery.TableRelease
 	e.Env.CanRead = g.CanRead
 	e.Store.SetHooks(g.Hooks())
 
 	// The authorisation factory is read when the analyzer's catalog is
 	// built, so it must be installed first (once per process).
 	authOnce.Do(func() {
-		sql.SetAuthorizationHandlerFactory(guardpkg.NewAuthFactory(sql.GetAuthorizationHandlerFactory()))
+		sql.SetAuthorizationHandlerFactory(guard.NewAuthFactory(sql.GetAuthorizationHandlerFactory()))
 	})
 	pro := newProvider(e.Store.Provider(), e.Env.SystemDB(), e.Env.Views, e.Env.Procedures(), e.Catalog)
-	pro.tfs = map[string]sql.TableFunction{histogramTFName: &histogramTF{env: e.Env}, fastpath.InsertValuesTFName: fastpath.NewInsertValuesTF()}
+	pro.tfs = map[string]sql.TableFunction{dpquery.HistogramTFName: dpquery.NewHistogramTF(e.Env), fastpath.InsertValuesTFName: fastpath.NewInsertValuesTF()}
 	if e.Backend != nil {
 		pro.attached = scaleout.NewAttached(e.Backend, g.Hooks().CheckRead)
 	}
@@ -202,7 +199,7 @@ func (e *Engine) wire(opt Options) error {
 		AddPostValidationRule(store.AtomicAlterRuleID, e.Store.AtomicAlterRule).
 		AddPreAnalyzeRule(guardRuleID+4, e.plans.BumpRule). // issue 13: plan cache expiry
 		Build()
-	a.Catalog.StatsProvider = guardpkg.ProtectStats(a.Catalog.StatsProvider, e.Catalog)
+	a.Catalog.StatsProvider = guard.ProtectStats(a.Catalog.StatsProvider, e.Catalog)
 	// issue 13: LOAD DATA and large literal INSERTs go to the store in
 	// batches (fastpath/bulkload.go).
 	fastpath.InstallBulkWriter(a)

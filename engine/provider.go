@@ -22,7 +22,7 @@ type provider struct {
 	views func(db string) map[string]sql.Table
 	procs sql.ExternalStoredProcedureRegistry
 	cat   *catalog.Catalog
-	// tfs are the table functions (histtf.go), by lower-case name.
+	// tfs are the table functions (dpquery/histtf.go), by lower-case name.
 	tfs map[string]sql.TableFunction
 
 	viewCache sync.Map // database name → its dpsql views (viewsOf)
@@ -58,7 +58,7 @@ func newProvider(inner sql.MutableDatabaseProvider, sys sql.Database, views func
 }
 
 func (p *provider) Database(ctx *sql.Context, name string) (sql.Database, error) {
-	if isSystemDB(name) {
+	if functions.IsSystemDB(name) {
 		return p.sys, nil
 	}
 	db, err := p.MutableDatabaseProvider.Database(ctx, name)
@@ -137,7 +137,7 @@ func (d *userDB) SaveStoredProcedure(*sql.Context, sql.StoredProcedureDetails) e
 func (d *userDB) DropStoredProcedure(*sql.Context, string) error { return errNoProcedures }
 
 func (p *provider) HasDatabase(ctx *sql.Context, name string) bool {
-	return isSystemDB(name) || p.MutableDatabaseProvider.HasDatabase(ctx, name)
+	return functions.IsSystemDB(name) || p.MutableDatabaseProvider.HasDatabase(ctx, name)
 }
 
 func (p *provider) AllDatabases(ctx *sql.Context) []sql.Database {
@@ -149,14 +149,14 @@ func (p *provider) AllDatabases(ctx *sql.Context) []sql.Database {
 }
 
 func (p *provider) CreateDatabase(ctx *sql.Context, name string) error {
-	if isSystemDB(name) {
+	if functions.IsSystemDB(name) {
 		return fmt.Errorf("database %s is reserved for dpsql's system views", functions.SystemDatabase)
 	}
 	return p.MutableDatabaseProvider.CreateDatabase(ctx, name)
 }
 
 func (p *provider) DropDatabase(ctx *sql.Context, name string) error {
-	if isSystemDB(name) {
+	if functions.IsSystemDB(name) {
 		return fmt.Errorf("database %s holds dpsql's system views and cannot be dropped", functions.SystemDatabase)
 	}
 	prefix := strings.ToLower(name) + "."
@@ -166,7 +166,7 @@ func (p *provider) DropDatabase(ctx *sql.Context, name string) error {
 			protected = append(protected, t.Name)
 		}
 	}
-	if len(protected) > 0 && !p.cat.IsOwner(userOf(ctx)) {
+	if len(protected) > 0 && !p.cat.IsOwner(functions.UserOf(ctx)) {
 		return fmt.Errorf("database %s holds protected tables (%s): only data owners may drop it", name, strings.Join(protected, ", "))
 	}
 	if err := p.MutableDatabaseProvider.DropDatabase(ctx, name); err != nil {
@@ -193,7 +193,7 @@ func (p *provider) ExternalStoredProcedures(_ *sql.Context, name string) ([]sql.
 // CreateView refuses the names of the dpsql views: a user view named
 // dp_ledger would shadow the real one for its readers.
 func (d *userDB) CreateView(ctx *sql.Context, name string, selectStatement, createViewStmt string) error {
-	if isView(name) {
+	if functions.IsView(name) {
 		return fmt.Errorf("view name %s is reserved for the dpsql view of the same name", name)
 	}
 	return d.Database.CreateView(ctx, name, selectStatement, createViewStmt)

@@ -220,7 +220,7 @@ func (e *Env) planHistogram(ctx *sql.Context, args []any) (*releasePlan, bool, e
 }
 
 // HistogramRelease is DP_HISTOGRAM for the table-function form
-// (SELECT * FROM DP_HISTOGRAM(…), engine/histtf.go): the same checks, the
+// (SELECT * FROM DP_HISTOGRAM(…), dpquery/histtf.go): the same checks, the
 // same single charged release, the result decoded.
 func (e *Env) HistogramRelease(ctx *sql.Context, args []any) (*Histogram, error) {
 	v, err := e.dpHistogram(ctx, args)

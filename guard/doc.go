@@ -21,5 +21,6 @@
 //
 // Imports: catalog, functions, mechanism, store and go-mysql-server. It may
 // not import engine, server, fastpath, dump or scaleout (they sit above it
-// and call it); the DP planner is plugged in by the engine.
+// and call it), nor dpquery: the engine plugs the DP aggregate planner and
+// DP_HISTOGRAM's check in (Guard.PlanDPAgg, Guard.TableRelease).
 package guard

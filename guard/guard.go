@@ -206,7 +206,7 @@ func (g *Guard) Rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 	owner := g.Owner(ctx)
 	fileOK := g.hasGlobal(ctx, sql.PrivilegeType_File)
 	// bi (issue 12): statements that provably read no rows answer empty;
-	// DP aggregate queries are planned by dpagg.go instead of refused.
+	// DP aggregate queries are planned by dpquery (PlanDPAgg) instead of refused.
 	if !owner {
 		out, ok, err := g.biRewrite(ctx, n, scope)
 		if ok || err != nil {
@@ -227,7 +227,7 @@ func (g *Guard) Rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 		}
 		if g.TableRelease != nil {
 			// bi (issue 12): a ★ table function is one release only as the
-			// sole source of its statement (histtf.go).
+			// sole source of its statement (dpquery/histtf.go).
 			if release, sole := g.TableRelease(n, node); release && ((scope != nil && !scope.IsEmpty()) || !sole) {
 				err = errors.New("DP_HISTOGRAM spends privacy budget and must be the only source of its statement, as SELECT … FROM DP_HISTOGRAM(…) [AS h] [WHERE/ORDER BY/LIMIT on its bins], with no join, UNION or subquery, so that it is evaluated exactly once")
 				return false
