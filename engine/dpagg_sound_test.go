@@ -325,7 +325,7 @@ func TestAnswerCachePerAccount(t *testing.T) {
 		t.Fatalf("repeats must be free: ledger %d, want %d", got, before+2)
 	}
 	var anaUser, bobUser int
-	for _, r := range queryRowsDB(t, root, "SELECT user FROM dp_ledger") {
+	for _, r := range queryRows(t, root, "SELECT user FROM dp_ledger") {
 		switch r[0] {
 		case "ana":
 			anaUser++
@@ -370,22 +370,4 @@ func TestRefusedWriteKeepsSnapshot(t *testing.T) {
 	if got := ledgerTotal(t, root); got != before+1 {
 		t.Fatalf("an owner's write must start a new snapshot: ledger %d, want %d", got, before+1)
 	}
-}
-
-func queryRowsDB(t *testing.T, db *sql.DB, q string) [][]string {
-	t.Helper()
-	rows, err := db.Query(q)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	defer rows.Close()
-	var out [][]string
-	for _, vals := range scanAll(t, rows) {
-		row := make([]string, len(vals))
-		for i, v := range vals {
-			row[i] = v.String
-		}
-		out = append(out, row)
-	}
-	return out
 }

@@ -31,7 +31,12 @@ func ledgerTotal(t *testing.T, root *sql.DB) int {
 	return int(queryFloat(t, root, "SELECT COUNT(*) FROM dp_ledger"))
 }
 
-func queryRows(t *testing.T, c *sql.Conn, q string) [][]string {
+// querier is a connection or a pool.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+func queryRows(t *testing.T, c querier, q string) [][]string {
 	t.Helper()
 	rows, err := c.QueryContext(context.Background(), q)
 	if err != nil {

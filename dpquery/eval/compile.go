@@ -345,14 +345,19 @@ func (s shortExpr) String() string {
 	return t
 }
 
+// operands compiles both sides of a binary operator.
+func (c *compiler) operands(l, r sql.Expression) (a, b cnode, err error) {
+	if a, err = c.compile(l); err != nil {
+		return a, b, err
+	}
+	b, err = c.compile(r)
+	return a, b, err
+}
+
 func (c *compiler) logic(l, r sql.Expression, mk func(l, r boolNode) boolNode) (cnode, error) {
-	a, err := c.compile(l)
+	a, b, err := c.operands(l, r)
 	if err != nil {
 		return a, err
-	}
-	b, err := c.compile(r)
-	if err != nil {
-		return b, err
 	}
 	ab, err := c.toBool(l, a)
 	if err != nil {
@@ -477,13 +482,9 @@ func (c *compiler) toTime(e sql.Expression, n cnode) (timeNode, error) {
 // compare builds l op r after MySQL's type rules, refusing the ones that
 // would convert a column's value on every row.
 func (c *compiler) compare(e sql.Expression, op cmpOp, l, r sql.Expression) (cnode, error) {
-	a, err := c.compile(l)
+	a, b, err := c.operands(l, r)
 	if err != nil {
 		return a, err
-	}
-	b, err := c.compile(r)
-	if err != nil {
-		return b, err
 	}
 	hasCol := a.hasCol || b.hasCol
 	out := cnode{k: kBool, hasCol: hasCol}
@@ -651,13 +652,9 @@ func (c *compiler) arith(e sql.Expression, op string, l, r sql.Expression) (cnod
 	default:
 		return cnode{}, refuse(e, "operator %s is not supported in DP WHERE (use + - * / DIV %%)", op)
 	}
-	a, err := c.compile(l)
+	a, b, err := c.operands(l, r)
 	if err != nil {
 		return a, err
-	}
-	b, err := c.compile(r)
-	if err != nil {
-		return b, err
 	}
 	an, err := c.toNum(l, a)
 	if err != nil {
