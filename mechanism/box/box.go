@@ -219,8 +219,12 @@ func Utilities(c []int64, q float64, n int) []float64 {
 	return u
 }
 
-// noisyMax returns the index of the largest u_i + Laplace(scale) (ties:
-// lowest index, a data-independent rule).
+// NoisyMax is report-noisy-max: the index of the largest u_i +
+// Laplace(scale), noise from noise.AddLaplace, ties to the lowest index (a
+// data-independent rule). Utilities of sensitivity Δ need scale 2Δ/ε for
+// ε-DP (docs/mechanisms/box.md §3); mechanism/linreg's box uses it too.
+func NoisyMax(u []float64, scale float64) (int, error) { return noisyMax(u, scale) }
+
 func noisyMax(u []float64, scale float64) (int, error) {
 	best, bestV := -1, math.Inf(-1)
 	for i, x := range u {

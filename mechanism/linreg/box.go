@@ -8,6 +8,7 @@ import (
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/agg"
+	"github.com/dpsql/dpsql/mechanism/box"
 	"github.com/dpsql/dpsql/noise"
 )
 
@@ -140,30 +141,24 @@ func (b *boxQuantile) event() budget.Event { return budget.Event{Kind: budget.La
 
 // utilities are the integer utilities of cell counts (n rows, NULLs
 // counted in n and in no cell).
+// They are the rank utilities of mechanism/box (box.Utilities) less the
+// outward penalty.
 func (b *boxQuantile) utilities(cells []int64, n int64) []float64 {
-	u := make([]float64, b.k)
-	target := math.Round(b.q * float64(n))
-	var r int64
-	for j, c := range cells {
-		r += c
-		u[j] = -math.Abs(float64(r)-target) - b.pen[j]
+	u := box.Utilities(cells, b.q, int(n))
+	for j := range u {
+		u[j] -= b.pen[j]
 	}
 	return u
 }
 
-// release returns the index chosen by report-noisy-max.
+// release returns the index chosen by report-noisy-max (box.NoisyMax, the
+// same mechanism as mechanism/box's quantiles).
 func (b *boxQuantile) release(cells []int64, n int64) (int, error) {
-	best, bestV := 0, math.Inf(-1)
-	for j, u := range b.utilities(cells, n) {
-		v, err := noise.AddLaplace(u, b.scale())
-		if err != nil {
-			return 0, fmt.Errorf("quantile: %w", err)
-		}
-		if v > bestV {
-			best, bestV = j, v
-		}
+	j, err := box.NoisyMax(b.utilities(cells, n), b.scale())
+	if err != nil {
+		return 0, fmt.Errorf("quantile: %w", err)
 	}
-	return best, nil
+	return j, nil
 }
 
 // boxPlan is the plan of the 2d box quantiles: per feature a grid and two
