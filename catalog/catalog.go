@@ -43,6 +43,8 @@ type Table struct {
 	// before clipping and scaling (CALL dp_transform); bounds are declared
 	// on the transformed scale. Absent means identity.
 	Transforms map[string]string `json:"transforms,omitempty"`
+	// Unit is the table's privacy unit (units.go); nil: row-level.
+	Unit *Member `json:"unit,omitempty"`
 }
 
 // Read describes how DP reads see one column: the raw value v becomes
@@ -139,6 +141,7 @@ func (c *Catalog) update(key string, fn func(t *Table) error) error {
 	t := &Table{Name: key, Bounds: map[string]Bound{}, Labels: map[string][]string{}}
 	if old != nil {
 		t.Protected = old.Protected
+		t.Unit = old.Unit
 		for k, v := range old.Bounds {
 			t.Bounds[k] = v
 		}
