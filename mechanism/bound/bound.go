@@ -71,6 +71,7 @@ type Plan struct {
 	Share     float64 // ε of each vector
 	EpsSelect float64 // ε of the selection counts (0 with a domain)
 	vectors   int
+	tau       float64
 }
 
 // ErrSpec wraps every refusal of a Spec (all before any charge).
@@ -140,6 +141,14 @@ func New(s Spec) (*Plan, error) {
 	if p.Share < noise.LaplaceMinEpsilon(g) {
 		return nil, specErr("ε share %v per measurement is below the sampler's minimum %v", p.Share, noise.LaplaceMinEpsilon(g))
 	}
+	if s.Domain == nil {
+		// τ from the exact tail of the discrete noise actually sampled.
+		t, err := noise.LaplaceTailThreshold(p.SelectScale(), s.Delta/float64(s.MaxGroups))
+		if err != nil {
+			return nil, specErr("partition selection: %v", err)
+		}
+		p.tau = 1 + t
+	}
 	return p, nil
 }
 
@@ -176,11 +185,11 @@ func (p *Plan) Scales(i int) (first, second float64) {
 // partition selection.
 func (p *Plan) SelectScale() float64 { return float64(p.MaxGroups) / p.EpsSelect }
 
-// Threshold is τ = 1 + b·ln(k/(2δ)): a group present only because of one
-// person (u = 1) in at most k groups is released with probability δ/k each.
-func (p *Plan) Threshold() float64 {
-	return 1 + p.SelectScale()*math.Log(float64(p.MaxGroups)/(2*p.Delta))
-}
+// Threshold is τ = 1 + t with t the smallest grid point where the
+// sampled noise exceeds t with probability ≤ δ/k (≈ b·ln(k/(2δ))): a group
+// present only because of one person (u = 1), who reaches at most k
+// groups, is released with probability ≤ δ/k each.
+func (p *Plan) Threshold() float64 { return p.tau }
 
 // Events are the accountant's record: one Laplace event per vector, and
 // the selection as one generic (ε_τ, δ) event.
