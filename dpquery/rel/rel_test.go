@@ -7,8 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dolthub/go-mysql-server/sql/expression"
+	"github.com/dolthub/go-mysql-server/sql/types"
+
 	"github.com/dpsql/dpsql/audit"
 	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/dpquery/eval"
+	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/mechanism/bound"
 )
 
@@ -292,6 +297,36 @@ func TestRunExact(t *testing.T) {
 	}
 }
 
+// TestEvalWhere: a WHERE compiled by dpquery/eval filters the joined rows.
+func TestEvalWhere(t *testing.T) {
+	m := shop(t, 100, 1) // amounts c%50
+	gt := expression.NewGreaterThan(expression.NewGetField(0, types.Float64, "amount", true), expression.NewLiteral(float64(39), types.Float64))
+	pr, err := eval.Compile(gt, []eval.Column{{Name: "amount", Type: types.Float64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := ordersByRegion
+	q.Options = Options{Epsilon: 1e7}
+	q.Where = EvalPred{Cols: []Col{{"o", "amount"}}, P: pr}
+	p, err := Compile(q, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Run(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// amounts 40..49: five even (north) and five odd (south), twice each.
+	for _, r := range res.Rows {
+		if r[1].(int64) != 10 {
+			t.Fatalf("%v: want 10 customers with amount > 39", r)
+		}
+	}
+	if !strings.Contains(p.Key(), "where(") {
+		t.Fatal("the WHERE is not in the plan key")
+	}
+}
+
 // TestHeavyCustomer: a customer with 500 orders moves COUNT(*) FROM orders
 // by at most k·C (plus noise), the first example.
 func TestHeavyCustomer(t *testing.T) {
@@ -473,4 +508,60 @@ func TestPartitionSelectionPersonLevel(t *testing.T) {
 	if strings.Join(keys, ",") != "0,1,2" {
 		t.Fatalf("released groups %v, want the three shared products only", keys)
 	}
+}
+
+// Cmp is a total comparison predicate Col Op Value (Op one of = != < <= >
+// >=): numbers compare as float64, anything else by its label string; NULL
+// compares false. The SQL path compiles WHERE with dpquery/eval (EvalPred).
+type Cmp struct {
+	Col   Col
+	Op    string
+	Value any
+}
+
+// Columns implements Predicate.
+func (c Cmp) Columns() []Col { return []Col{c.Col} }
+
+// String implements Predicate.
+func (c Cmp) String() string {
+	return fmt.Sprintf("%s %s %q", c.Col, c.Op, functions.LabelString(c.Value))
+}
+
+// Eval implements Predicate: no branch on the value can panic or fail.
+func (c Cmp) Eval(vals []any) bool {
+	v := vals[0]
+	if v == nil || c.Value == nil {
+		return false
+	}
+	var d int
+	a, okA := functions.ToFloat(v)
+	b, okB := functions.ToFloat(c.Value)
+	if okA && okB {
+		switch {
+		case a < b:
+			d = -1
+		case a > b:
+			d = 1
+		case a == b:
+		default:
+			return false // NaN
+		}
+	} else {
+		d = strings.Compare(functions.LabelString(v), functions.LabelString(c.Value))
+	}
+	switch c.Op {
+	case "=":
+		return d == 0
+	case "!=", "<>":
+		return d != 0
+	case "<":
+		return d < 0
+	case "<=":
+		return d <= 0
+	case ">":
+		return d > 0
+	case ">=":
+		return d >= 0
+	}
+	return false
 }
