@@ -1,0 +1,92 @@
+package engine_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestPrivacyUnitDeclarations (issue 27, docs/privacy/units.md): over the
+// wire, the owner declares a unit on a two-table shop; its tables share one
+// budget (dp_protect, dp_budget, dp_quota); row-level releases on them are
+// refused before charging; raw rows stay refused; a table with row-level
+// releases cannot join; declarations cannot change; the dump carries them.
+func TestPrivacyUnitDeclarations(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE shop")
+	root := ts.connect("root", rootPW, "shop")
+	mustExec(t, root, "CREATE TABLE customers (id INT PRIMARY KEY, region VARCHAR(16))")
+	mustExec(t, root, "CREATE TABLE orders (id INT PRIMARY KEY, customer_id INT, amount DOUBLE, FOREIGN KEY (customer_id) REFERENCES customers(id))")
+	var cs, os []string
+	for c := 0; c < 100; c++ {
+		cs = append(cs, fmt.Sprintf("(%d, '%s')", c, []string{"north", "south"}[c%2]))
+	}
+	for o := 0; o < 600; o++ {
+		c := 0 // customer 0 has 500 orders
+		if o >= 500 {
+			c = o - 500
+		}
+		os = append(os, fmt.Sprintf("(%d, %d, %d)", o, c, o%100))
+	}
+	mustExec(t, root, "INSERT INTO customers VALUES "+strings.Join(cs, ","))
+	mustExec(t, root, "INSERT INTO orders VALUES "+strings.Join(os, ","))
+	mustExec(t, root, "CALL dp_bounds('orders', 'amount', 0, 100)")
+	mustExec(t, root, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
+	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
+	ana := ts.connect("ana", "ana-pw", "shop")
+
+	wantErr(t, ana, "CALL dp_privacy_unit('customers', 'id', 'customer')", "only data owners")
+	mustExec(t, root, "CALL dp_privacy_unit('customers', 'id', 'customer')")
+	mustExec(t, root, "CALL dp_privacy_unit('orders', 'customer_id', 'customer')")
+	wantErr(t, root, "CALL dp_privacy_unit('orders', 'id', 'customer')", "cannot change")
+	wantErr(t, root, "CALL dp_privacy_unit('orders', 'nope', 'customer')", "no column")
+	wantErr(t, root, "CALL dp_privacy_unit('orders', 'customer_id', 'bad name')", "unit name")
+
+	// One budget: protecting orders protects customers too.
+	mustExec(t, root, "CALL dp_protect('orders', 3, 1e-6)")
+	for _, tbl := range []string{"shop.customers", "shop.orders"} {
+		if got := queryFloat(t, root, "SELECT epsilon_total FROM dp_budget WHERE table_name = ?", tbl); got != 3 {
+			t.Fatalf("%s: epsilon_total %v, want the unit's 3", tbl, got)
+		}
+	}
+	wantErr(t, ana, "SELECT * FROM customers", "protected")
+	wantErr(t, ana, "SELECT * FROM orders", "protected")
+
+	// Row-level releases protect a row, not a customer: refused, nothing charged.
+	wantErr(t, ana, "SELECT DP_MEAN('orders', 'amount', 0.5)", "privacy unit shop.customer")
+	agg := ts.connect("ana", "ana-pw", "shop")
+	agg.SetMaxOpenConns(1)
+	mustExec(t, agg, "SET SESSION dp_epsilon = 0.5")
+	wantErr(t, agg, "SELECT COUNT(*) FROM orders WHERE amount > 1", "privacy unit shop.customer")
+	for _, tbl := range []string{"shop.customers", "shop.orders"} {
+		if s := spent(t, root, tbl); s != 0 {
+			t.Fatalf("%s: spent %v after refused releases", tbl, s)
+		}
+	}
+
+	// dp_quota on a member caps the account's share of the unit.
+	mustExec(t, root, "CALL dp_quota('ana', 'customers', 1, 0)")
+	var n int
+	if err := root.QueryRow("SELECT COUNT(*) FROM dp_quotas WHERE user = 'ana' AND epsilon_quota = 1").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("dp_quotas rows for the unit: %d (%v), want one per table", n, err)
+	}
+
+	// A table with row-level releases cannot join the unit.
+	mustExec(t, root, "CREATE TABLE notes (id INT PRIMARY KEY, customer_id INT, score DOUBLE)")
+	mustExec(t, root, "INSERT INTO notes VALUES (1, 1, 5), (2, 2, 6)")
+	mustExec(t, root, "CALL dp_bounds('notes', 'score', 0, 10)")
+	mustExec(t, root, "CALL dp_protect('notes', 2, 0)")
+	if _, err := ana.Exec("SELECT DP_MEAN('notes', 'score', 0.5)"); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, root, "CALL dp_privacy_unit('notes', 'customer_id', 'customer')", "row-level releases")
+
+	// The declaration travels in the owner's dump (SHOW CREATE TABLE comment).
+	var name, create string
+	if err := root.QueryRow("SHOW CREATE TABLE orders").Scan(&name, &create); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(create, `"unit":{"unit":"shop.customer","column":"customer_id"`) {
+		t.Fatalf("dump of orders does not carry its unit: %s", create)
+	}
+}
