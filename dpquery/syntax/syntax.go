@@ -32,13 +32,19 @@ type Options struct {
 // Bounds is a contribution_bounds_per_group argument.
 type Bounds struct{ Lo, Hi float64 }
 
+// Bounded is one aggregate call that carried contribution bounds: its
+// function (lower case) and its argument's text (spaces removed), which is
+// how the compiler finds it again (the planner reorders aggregates).
+type Bounded struct {
+	Func, Arg string
+	Bounds
+}
+
 // Rewritten is the result of Rewrite.
 type Rewritten struct {
 	SQL     string
 	Options Options
-	// Bounds of the i-th aggregate call (COUNT, SUM, AVG, in textual order
-	// of the whole statement), where given.
-	Bounds map[int]Bounds
+	Bounds  []Bounded
 }
 
 // ErrSyntax wraps every error of Rewrite.
@@ -151,7 +157,7 @@ func Rewrite(q string) (*Rewritten, error) {
 	if !Has(q) {
 		return nil, synErr("the statement does not start with SELECT WITH DIFFERENTIAL_PRIVACY")
 	}
-	r := &Rewritten{Bounds: map[int]Bounds{}}
+	r := &Rewritten{}
 	i := 3
 	if i >= len(toks) || !strings.EqualFold(toks[i].text, "options") {
 		return nil, synErr("SELECT WITH DIFFERENTIAL_PRIVACY needs OPTIONS(epsilon = …)")
@@ -168,7 +174,6 @@ func Rewrite(q string) (*Rewritten, error) {
 	b.WriteString(q[toks[0].start:toks[0].end]) // SELECT
 	cut := toks[end].end                        // after OPTIONS(…)
 	// Aggregate calls: drop ", contribution_bounds_per_group => (lo, hi)".
-	agg := 0
 	last := cut
 	for j := end + 1; j < len(toks); j++ {
 		t := toks[j]
@@ -179,8 +184,6 @@ func Rewrite(q string) (*Rewritten, error) {
 		if name != "count" && name != "sum" && name != "avg" {
 			continue
 		}
-		idx := agg
-		agg++
 		// Find the matching ')' and a top-level "contribution_bounds_per_group".
 		depth := 0
 		for k := j + 1; k < len(toks); k++ {
@@ -200,7 +203,8 @@ func Rewrite(q string) (*Rewritten, error) {
 				if err != nil {
 					return nil, err
 				}
-				r.Bounds[idx] = bd
+				arg := strings.Join(strings.Fields(q[toks[j+2].start:toks[k].start]), "")
+				r.Bounds = append(r.Bounds, Bounded{Func: name, Arg: arg, Bounds: bd})
 				b.WriteString(q[last:toks[k].start])
 				last = toks[stop].start // the aggregate's ')'
 				k = stop - 1

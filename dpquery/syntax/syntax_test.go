@@ -19,7 +19,7 @@ WHERE c.name <> 'SUM(contribution_bounds_per_group)' GROUP BY c.region`
 	if o.Epsilon != 1 || o.Delta != 1e-5 || !o.HasDelta || o.MaxGroups != 2 || o.MaxRows != 0 || o.PrivacyUnitColumn != "o.customer_id" {
 		t.Fatalf("options %+v", o)
 	}
-	if len(r.Bounds) != 2 || r.Bounds[1] != (Bounds{0, 500}) || r.Bounds[2] != (Bounds{-2.5, 100}) {
+	if len(r.Bounds) != 2 || r.Bounds[0] != (Bounded{"sum", "o.amount", Bounds{0, 500}}) || r.Bounds[1] != (Bounded{"avg", "o.amount", Bounds{-2.5, 100}}) {
 		t.Fatalf("bounds %v", r.Bounds)
 	}
 	want := `SELECT
