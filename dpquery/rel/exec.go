@@ -1,7 +1,6 @@
 package rel
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -22,15 +21,6 @@ type Source interface {
 type Result struct {
 	Rows  [][]any
 	Bound *bound.Result
-}
-
-// relation is an evaluated FROM subtree. cols[i] locates column i of its
-// rows; person[r] is row r's person ("" for a public relation).
-type relation struct {
-	cols   map[ref]int
-	rows   [][]any
-	person []string
-	unit   bool
 }
 
 // runner holds one run's state.
@@ -56,8 +46,8 @@ func (p *Plan) Run(src Source, check func() error) (*Result, error) {
 	}
 	out := &Result{Bound: res}
 	for g, key := range res.Keys {
-		var lab []string
-		if err := json.Unmarshal([]byte(key), &lab); err != nil || len(lab) != len(p.groups) {
+		lab, ok := splitKey(key)
+		if !ok || len(lab) != len(p.groups) {
 			return nil, fmt.Errorf("rel: group key %q", key)
 		}
 		row := make([]any, 0, len(lab)+len(p.aggs))
@@ -77,55 +67,69 @@ func (p *Plan) Run(src Source, check func() error) (*Result, error) {
 	return out, nil
 }
 
-// collect evaluates FROM and WHERE and feeds every row, with its person
-// and group, to the accumulator.
+// collect streams FROM and WHERE and feeds every row, with its person and
+// group, to the accumulator. Only the build sides of joins (the right
+// inputs) are held in memory; the probe side streams from storage.
 func (p *Plan) collect(src Source, check func() error) (*bound.Accumulator, error) {
 	r := &runner{p: p, src: src, lookup: map[string]map[string]string{}, check: check}
-	rel, err := r.eval(p.root)
-	if err != nil {
-		return nil, err
-	}
+	lay := r.layout(p.root)
 	acc := p.bp.Accumulator()
 	vals := make([]float64, len(p.aggs))
 	whereVals := make([]any, len(p.whereR))
 	labels := make([]string, len(p.groups))
-	for i, row := range rel.rows {
+	whereAt := make([]int, len(p.whereR))
+	for j, w := range p.whereR {
+		whereAt[j] = lay.cols[w]
+	}
+	groupAt := make([]int, len(p.groups))
+	for j, g := range p.groups {
+		groupAt[j] = lay.cols[g]
+	}
+	aggAt := make([]int, len(p.aggs))
+	reads := make([]catalog.Read, len(p.aggs))
+	for j, at := range p.aggR {
+		aggAt[j] = -1
+		if at != nil {
+			aggAt[j] = lay.cols[*at]
+			reads[j] = p.scans[at.scan].readOf[strings.ToLower(at.col)]
+		}
+	}
+	err := r.stream(p.root, func(row []any, person string) error {
 		if p.where != nil {
-			for j, w := range p.whereR {
-				whereVals[j] = row[rel.cols[w]]
+			for j, at := range whereAt {
+				whereVals[j] = row[at]
 			}
 			if !p.where.Eval(whereVals) {
-				continue
+				return nil
 			}
 		}
-		inGroup := true
-		for j, g := range p.groups {
-			v := row[rel.cols[g]]
+		for j, at := range groupAt {
+			v := row[at]
 			if v == nil {
-				inGroup = false // NULL keys are in no group
-				break
+				return nil // NULL keys are in no group
 			}
-			labels[j] = functions.LabelString(v)
-		}
-		if !inGroup {
-			continue
+			labels[j] = keyOf(v)
 		}
 		for j, a := range p.aggs {
-			vals[j] = r.value(a, p.aggR[j], row, rel)
+			vals[j] = value(a.Kind, aggAt[j], reads[j], row)
 		}
-		acc.Row(rel.person[i], groupKey(labels), vals)
+		acc.Row(person, groupKey(labels), vals)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return acc, nil
 }
 
-// value is aggregate a's input from one row: 1 for COUNT(*), 1 or NaN
+// value is an aggregate's input from one row: 1 for COUNT(*), 1 or NaN
 // (NULL) for COUNT(col), the declared read of the column for SUM/AVG.
-func (r *runner) value(a Agg, at *ref, row []any, rel *relation) float64 {
-	if at == nil {
+func value(kind bound.Kind, at int, read catalog.Read, row []any) float64 {
+	if at < 0 {
 		return 1
 	}
-	v := row[rel.cols[*at]]
-	if a.Kind == bound.Count {
+	v := row[at]
+	if kind == bound.Count {
 		if v == nil {
 			return math.NaN()
 		}
@@ -135,90 +139,126 @@ func (r *runner) value(a Agg, at *ref, row []any, rel *relation) float64 {
 	if !ok {
 		return math.NaN()
 	}
-	return functions.ReadValue(r.p.scans[at.scan].readOf[strings.ToLower(at.col)], f)
+	return functions.ReadValue(read, f)
 }
 
-func (r *runner) eval(n node) (*relation, error) {
+// layout is where each column of a subtree sits in its rows: a join's rows
+// are its left input's columns, then its right input's.
+type layout struct {
+	cols  map[ref]int
+	width int
+	unit  bool
+}
+
+func (r *runner) layout(n node) layout {
 	if n.join == nil {
-		return r.scan(n.scan)
+		s := r.p.scans[n.scan]
+		l := layout{cols: map[ref]int{}, unit: s.member != nil}
+		for _, c := range r.scanCols(n.scan) {
+			l.cols[ref{scan: n.scan, col: c}] = l.width
+			l.width++
+		}
+		return l
+	}
+	a, b := r.layout(n.join.left), r.layout(n.join.right)
+	l := layout{cols: map[ref]int{}, width: a.width + b.width, unit: a.unit || b.unit}
+	for k, i := range a.cols {
+		l.cols[k] = i
+	}
+	for k, i := range b.cols {
+		l.cols[k] = a.width + i
+	}
+	return l
+}
+
+// scanCols are the columns a scan reads, in schema order.
+func (r *runner) scanCols(i int) []string {
+	s := r.p.scans[i]
+	var cols []string
+	for _, c := range s.cols {
+		if s.need[strings.ToLower(c)] {
+			cols = append(cols, c)
+		}
+	}
+	return cols
+}
+
+// emitFn receives one row (valid only during the call) and its person
+// ("" for a public relation).
+type emitFn func(row []any, person string) error
+
+// stream evaluates a subtree, calling emit for each row.
+func (r *runner) stream(n node, emit emitFn) error {
+	if n.join == nil {
+		return r.scan(n.scan, emit)
 	}
 	j := n.join
-	left, err := r.eval(j.left)
-	if err != nil {
-		return nil, err
+	ll, rl := r.layout(j.left), r.layout(j.right)
+	// Build: the right input, indexed by the key's label; NULL never
+	// matches (SQL equality).
+	type built struct {
+		row    []any
+		person string
 	}
-	right, err := r.eval(j.right)
-	if err != nil {
-		return nil, err
-	}
-	// Hash join on the key's label; NULL never matches (SQL equality).
-	index := map[string][]int{}
-	rc := right.cols[j.r]
-	for i, row := range right.rows {
+	index := map[string][]built{}
+	rc := rl.cols[j.r]
+	if err := r.stream(j.right, func(row []any, person string) error {
 		if v := row[rc]; v != nil {
-			k := functions.LabelString(v)
-			index[k] = append(index[k], i)
+			k := keyOf(v)
+			index[k] = append(index[k], built{append([]any(nil), row...), person})
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
-	out := &relation{cols: map[ref]int{}, unit: left.unit || right.unit}
-	width := len(left.cols)
-	for k, i := range left.cols {
-		out.cols[k] = i
-	}
-	for k, i := range right.cols {
-		out.cols[k] = width + i
-	}
-	lc := left.cols[j.l]
-	for i, row := range left.rows {
+	// Probe: the left input streams.
+	lc := ll.cols[j.l]
+	buf := make([]any, 0, ll.width+rl.width)
+	return r.stream(j.left, func(row []any, person string) error {
 		v := row[lc]
 		if v == nil {
-			continue
+			return nil
 		}
-		for _, m := range index[functions.LabelString(v)] {
-			person := left.person[i]
-			if right.unit {
-				if left.unit && right.person[m] != person {
+		for _, m := range index[keyOf(v)] {
+			p := person
+			if rl.unit {
+				if ll.unit && m.person != person {
 					// Unit-preserving keys link rows of one person; the
 					// check keeps the invariant even if the data breaks
 					// a foreign key (Qrlew adds the same equality).
 					continue
 				}
-				if !left.unit {
-					person = right.person[m]
+				if !ll.unit {
+					p = m.person
 				}
 			}
-			joined := make([]any, 0, width+len(right.cols))
-			joined = append(append(joined, row...), right.rows[m]...)
-			out.rows = append(out.rows, joined)
-			out.person = append(out.person, person)
+			buf = append(append(buf[:0], row...), m.row...)
+			if err := emit(buf, p); err != nil {
+				return err
+			}
 		}
-	}
-	return out, nil
+		return nil
+	})
 }
 
-// scan reads one table's needed columns; rows of a unit table whose person
-// is NULL belong to no one and are dropped.
-func (r *runner) scan(i int) (*relation, error) {
+// scan streams one table's needed columns; rows of a unit table whose
+// person is NULL (or whose key dangles) belong to no one and are dropped.
+func (r *runner) scan(i int, emit emitFn) error {
 	s := r.p.scans[i]
-	var cols []string
-	out := &relation{cols: map[ref]int{}, unit: s.member != nil}
+	cols := r.scanCols(i)
 	personAt := -1
-	for _, c := range s.cols {
-		lc := strings.ToLower(c)
-		if !s.need[lc] {
-			continue
+	if s.member != nil {
+		for j, c := range cols {
+			if strings.ToLower(c) == s.member.Column {
+				personAt = j
+			}
 		}
-		if s.member != nil && lc == s.member.Column {
-			personAt = len(cols)
-		}
-		out.cols[ref{scan: i, col: c}] = len(cols)
-		cols = append(cols, c)
 	}
 	var persons map[string]string
 	if s.member != nil && s.member.Parent != "" {
 		var err error
 		if persons, err = r.personsOf(s.member.Parent); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	seen := 0
@@ -234,7 +274,7 @@ func (r *runner) scan(i int) (*relation, error) {
 			if v == nil {
 				return nil
 			}
-			person = functions.LabelString(v)
+			person = keyOf(v)
 			if persons != nil {
 				p, ok := persons[person]
 				if !ok {
@@ -243,13 +283,11 @@ func (r *runner) scan(i int) (*relation, error) {
 				person = p
 			}
 		}
-		out.rows = append(out.rows, append([]any(nil), row...))
-		out.person = append(out.person, person)
-		return nil
+		return emit(row, person)
 	}); err != nil {
-		return nil, fmt.Errorf("scan %s: %w", s.key, err)
+		return fmt.Errorf("scan %s: %w", s.key, err)
 	}
-	return out, nil
+	return nil
 }
 
 // personsOf maps the primary key values of a unit table to their persons,
@@ -286,7 +324,7 @@ func (r *runner) personsOf(key string) (map[string]string, error) {
 		if row[0] == nil || row[1] == nil {
 			return nil
 		}
-		person := functions.LabelString(row[1])
+		person := keyOf(row[1])
 		if up != nil {
 			p, ok := up[person]
 			if !ok {
@@ -294,7 +332,7 @@ func (r *runner) personsOf(key string) (map[string]string, error) {
 			}
 			person = p
 		}
-		out[functions.LabelString(row[0])] = person
+		out[keyOf(row[0])] = person
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("scan %s: %w", key, err)

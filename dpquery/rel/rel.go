@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/mechanism/bound"
 )
 
@@ -501,9 +503,56 @@ func (p *Plan) compileGroups(q Query) error {
 	return nil
 }
 
+// groupKey encodes a tuple of labels injectively (length-prefixed), cheap
+// enough for every row; splitKey inverts it.
 func groupKey(labels []string) string {
-	b, _ := json.Marshal(labels)
-	return string(b)
+	if len(labels) == 1 {
+		return strconv.Itoa(len(labels[0])) + ":" + labels[0]
+	}
+	var b strings.Builder
+	for _, l := range labels {
+		b.WriteString(strconv.Itoa(len(l)))
+		b.WriteByte(':')
+		b.WriteString(l)
+	}
+	return b.String()
+}
+
+// splitKey decodes groupKey; ok is false on a malformed key.
+func splitKey(k string) (labels []string, ok bool) {
+	for len(k) > 0 {
+		i := strings.IndexByte(k, ':')
+		if i < 0 {
+			return nil, false
+		}
+		n, err := strconv.Atoi(k[:i])
+		if err != nil || n < 0 || i+1+n > len(k) {
+			return nil, false
+		}
+		labels = append(labels, k[i+1:i+1+n])
+		k = k[i+1+n:]
+	}
+	return labels, true
+}
+
+// keyOf is the label of a stored value, fast for the integer keys joins
+// and persons usually have (same text as functions.LabelString).
+func keyOf(v any) string {
+	switch x := v.(type) {
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case int:
+		return strconv.Itoa(x)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case uint32:
+		return strconv.FormatUint(uint64(x), 10)
+	case string:
+		return x
+	}
+	return functions.LabelString(v)
 }
 
 func (p *Plan) compileAggs(q Query) error {
