@@ -35,9 +35,20 @@ func TestPrivacyUnitDeclarations(t *testing.T) {
 	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
 	ana := ts.connect("ana", "ana-pw", "shop")
 
+	// customers is protected (row level, nothing released) before the unit
+	// exists: the unit's account starts from its budget.
+	mustExec(t, root, "CALL dp_protect('customers', 4, 1e-6)")
 	wantErr(t, ana, "CALL dp_privacy_unit('customers', 'id', 'customer')", "only data owners")
 	mustExec(t, root, "CALL dp_privacy_unit('customers', 'id', 'customer')")
 	mustExec(t, root, "CALL dp_privacy_unit('orders', 'customer_id', 'customer')")
+	for _, tbl := range []string{"shop.customers", "shop.orders"} {
+		var rows int
+		var total float64
+		if err := root.QueryRow("SELECT COUNT(*), MAX(epsilon_total) FROM dp_budget WHERE table_name = ?", tbl).Scan(&rows, &total); err != nil || rows != 1 || total != 4 {
+			t.Fatalf("%s after the declaration: %d row(s), ε total %v (%v); want one row with the seeded 4", tbl, rows, total, err)
+		}
+	}
+	wantErr(t, ana, "SELECT * FROM orders", "protected") // protected as it joined
 	wantErr(t, root, "CALL dp_privacy_unit('orders', 'id', 'customer')", "cannot change")
 	wantErr(t, root, "CALL dp_privacy_unit('orders', 'nope', 'customer')", "no column")
 	wantErr(t, root, "CALL dp_privacy_unit('orders', 'customer_id', 'bad name')", "unit name")

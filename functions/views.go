@@ -188,6 +188,9 @@ func (e *Env) budgetView(db string) *view {
 		}
 		rows := make([]sql.Row, 0, len(all))
 		for _, s := range all {
+			if e.superseded(s.Table) {
+				continue
+			}
 			// A unit's shared account is shown on each of its tables.
 			for _, table := range e.accountTables(s.Table) {
 				if !e.shows(ctx, db, table) {
@@ -227,6 +230,9 @@ func (e *Env) quotasView(db string) *view {
 		u, owner := UserOf(ctx), e.Catalog.IsOwner(UserOf(ctx))
 		var rows []sql.Row
 		for _, q := range qs {
+			if e.superseded(q.Table) {
+				continue
+			}
 			for _, table := range e.accountTables(q.Table) {
 				if !e.shows(ctx, db, table) {
 					continue
@@ -249,7 +255,7 @@ func (e *Env) quotasView(db string) *view {
 				seen[r[0].(string)] = true
 			}
 			for _, q := range qs {
-				if q.User != budget.AnyUser {
+				if q.User != budget.AnyUser || e.superseded(q.Table) {
 					continue
 				}
 				for _, table := range e.accountTables(q.Table) {
@@ -275,6 +281,12 @@ func (e *Env) accountTables(account string) []string {
 		return e.Catalog.UnitMembers(u)
 	}
 	return []string{account}
+}
+
+// superseded reports a table's own account that its privacy unit's shared
+// account replaced (a table protected before it joined a unit).
+func (e *Env) superseded(account string) bool {
+	return !strings.HasPrefix(account, catalog.UnitPrefix) && e.Catalog.AccountKey(account) != account
 }
 
 // showsAccount is shows for a budget account: a unit's account is shown
