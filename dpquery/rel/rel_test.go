@@ -255,14 +255,7 @@ func TestRunExact(t *testing.T) {
 	m := shop(t, 100, 3) // 50 customers per region, 3 orders each, amounts c%50
 	q := ordersByRegion
 	q.Options = Options{Epsilon: 1e7, MaxRows: 3}
-	p, err := Compile(q, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := p.Run(m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := compileRun(t, q, m)
 	if len(res.Rows) != 2 {
 		t.Fatalf("rows %v", res.Rows)
 	}
@@ -278,14 +271,7 @@ func TestRunExact(t *testing.T) {
 	// The three-table join and a WHERE on a customer column.
 	q2 := itemsByRegion(Options{Epsilon: 1e7, MaxRows: 2})
 	q2.Where = Cmp{Col: Col{"c", "region"}, Op: "=", Value: "south"}
-	p2, err := Compile(q2, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res2, err := p2.Run(m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res2 := compileRun(t, q2, m)
 	for _, r := range res2.Rows {
 		wc, ws := int64(100), 300.0 // COUNT: 50 customers × min(3 items, C = 2); SUM: 3·2 per person, within C·[0, 10]
 		if r[0] == "north" {
@@ -308,14 +294,7 @@ func TestEvalWhere(t *testing.T) {
 	q := ordersByRegion
 	q.Options = Options{Epsilon: 1e7}
 	q.Where = EvalPred{Cols: []Col{{"o", "amount"}}, P: pr}
-	p, err := Compile(q, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := p.Run(m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, res := compileRun(t, q, m)
 	// amounts 40..49: five even (north) and five odd (south), twice each.
 	for _, r := range res.Rows {
 		if r[1].(int64) != 10 {
@@ -493,14 +472,7 @@ func TestPartitionSelectionPersonLevel(t *testing.T) {
 	}
 	q := Query{From: Join{Left: Scan{DB: "s", Table: "orders", Alias: "o"}, Right: Scan{DB: "s", Table: "products", Alias: "p"}, LeftCol: Col{"o", "product_id"}, RightCol: Col{"p", "id"}},
 		GroupBy: []Col{{"o", "product_id"}}, Aggs: []Agg{{Kind: bound.Count}}, Options: Options{Epsilon: 1, Delta: 1e-6, MaxGroups: 3}}
-	p, err := Compile(q, m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := p.Run(m, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, res := compileRun(t, q, m)
 	var keys []string
 	for _, r := range res.Rows {
 		keys = append(keys, r[0].(string))
@@ -564,4 +536,18 @@ func (c Cmp) Eval(vals []any) bool {
 		return d >= 0
 	}
 	return false
+}
+
+// compileRun compiles q and runs it on m, failing the test on any error.
+func compileRun(t *testing.T, q Query, m *mem) (*Plan, *Result) {
+	t.Helper()
+	p, err := Compile(q, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Run(m, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, res
 }
