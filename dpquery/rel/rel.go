@@ -628,8 +628,13 @@ func (p *Plan) canonical() string {
 		if s.member != nil {
 			fmt.Fprintf(&b, " unit(%s:%+v)", s.key, *s.member)
 		}
-		for c, r := range s.readOf {
-			fmt.Fprintf(&b, " read(%s.%s:%+v)", s.key, c, r)
+		cols := make([]string, 0, len(s.readOf))
+		for c := range s.readOf {
+			cols = append(cols, c)
+		}
+		sort.Strings(cols) // a stable key: map order is random
+		for _, c := range cols {
+			fmt.Fprintf(&b, " read(%s.%s:%+v)", s.key, c, s.readOf[c])
 		}
 	}
 	spec, _ := json.Marshal(p.spec)

@@ -178,7 +178,19 @@ func TestCompileShop(t *testing.T) {
 	if strings.Join(p2.Tables, ",") != "s.items,s.orders" {
 		t.Fatalf("items alone reads %v", p2.Tables)
 	}
-	// The plan key changes with every public input.
+	// The plan key is stable and changes with every public input.
+	two := ordersByRegion // reads of two columns of one table
+	two.Aggs = append(append([]Agg(nil), two.Aggs...), Agg{Kind: bound.Avg, Col: col("o", "product_id"), Bounds: &[2]float64{0, 3}})
+	first, err := Compile(two, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		again, err := Compile(two, m)
+		if err != nil || again.Key() != first.Key() {
+			t.Fatalf("plan key not stable: %v\n%s\n%s", err, again.Key(), first.Key())
+		}
+	}
 	q.Options.MaxRows = 6
 	p3, _ := Compile(q, m)
 	if p2.Key() == p3.Key() {
