@@ -248,7 +248,14 @@ func (c *Catalog) Forget(key string) error {
 	if !ok {
 		return nil
 	}
-	delete(c.tables, key)
+	if old.Unit != nil {
+		// A table of a privacy unit never leaves it (its releases were the
+		// unit's): a table re-created under the name is protected and in
+		// the unit again; bounds and domains are forgotten.
+		c.tables[key] = &Table{Name: key, Protected: true, Bounds: map[string]Bound{}, Labels: map[string][]string{}, Unit: old.Unit}
+	} else {
+		delete(c.tables, key)
+	}
 	if err := c.saveTablesLocked(); err != nil {
 		c.tables[key] = old
 		return fmt.Errorf("save catalog: %w", err)

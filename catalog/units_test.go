@@ -139,6 +139,16 @@ func TestUnitsPersistAndAccount(t *testing.T) {
 	if err := c.SetUnits("s", m); err == nil || !strings.Contains(err.Error(), "cannot leave") {
 		t.Fatalf("leaving a unit: %v", err)
 	}
+	// Dropping a member keeps it protected and in its unit.
+	if err := c.Forget("s.orders"); err != nil {
+		t.Fatal(err)
+	}
+	if u, ok := c.UnitOf("s.orders"); !ok || u.Unit != "s.customer" || !c.IsProtected("s.orders") {
+		t.Fatalf("a dropped member left its unit: %+v", u)
+	}
+	if _, ok := c.Bounds("s.orders", "amount"); ok {
+		t.Fatal("a dropped member kept its bounds")
+	}
 	// A restore keeps the membership even if the dumped entry has none.
 	if err := c.Restore("s.items", Table{Protected: true}); err != nil {
 		t.Fatal(err)
