@@ -196,3 +196,19 @@ func (n *Aggregate) rows(ctx *sql.Context, r *Result) []sql.Row {
 	}
 	return out
 }
+
+// PlanGroupBy compiles an analyst's GroupBy over tables of a privacy unit
+// (Touches) into the leaf that replaces it; everything is checked on the
+// plan and the catalog, before any charge. The engine keeps the nodes above
+// the GroupBy (projection, HAVING, ORDER BY, LIMIT) as post-processing.
+func PlanGroupBy(gb *plan.GroupBy, opt Options, bounds []ArgBounds, meta Meta, deps Deps) (*Aggregate, error) {
+	q, outs, err := FromGroupBy(gb, opt, bounds)
+	if err != nil {
+		return nil, err
+	}
+	p, err := Compile(q, meta)
+	if err != nil {
+		return nil, err
+	}
+	return NewAggregate(p, outs, gb.Schema(), deps), nil
+}

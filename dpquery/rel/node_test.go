@@ -92,15 +92,11 @@ func TestAggregateNodeCharges(t *testing.T) {
 		if !Touches(gb, cat) {
 			t.Fatal("Touches: the GroupBy reads unit tables")
 		}
-		q, outs, err := FromGroupBy(gb, Options{Epsilon: eps}, nil)
+		leaf, err := PlanGroupBy(gb, Options{Epsilon: eps}, nil, meta, Deps{Env: env, Src: rows, Cat: cat, Fresh: fresh})
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, err := Compile(q, meta)
-		if err != nil {
-			t.Fatal(err)
-		}
-		it, err := NewAggregate(p, outs, gb.Schema(), Deps{Env: env, Src: rows, Cat: cat, Fresh: fresh}).RowIter(ctx, nil)
+		it, err := leaf.RowIter(ctx, nil)
 		if err != nil {
 			return nil, err
 		}
