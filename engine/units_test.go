@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -99,5 +100,72 @@ func TestPrivacyUnitDeclarations(t *testing.T) {
 	}
 	if !strings.Contains(create, `"unit":{"unit":"shop.customer","column":"customer_id"`) {
 		t.Fatalf("dump of orders does not carry its unit: %s", create)
+	}
+}
+
+// TestAnalystBypassSuiteUnits runs every statement of the analyst bypass
+// suite that reads demo.people against a people table of a declared
+// privacy unit, with and without a DP budget in the session: each is
+// refused, echoes no row value, and nothing is charged.
+func TestAnalystBypassSuiteUnits(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE demo")
+	root := ts.connect("root", rootPW, "demo")
+	mustExec(t, root, "CREATE TABLE people (id INT PRIMARY KEY, name VARCHAR(64), age DOUBLE, town INT)")
+	mustExec(t, root, "CREATE TABLE visits (id INT PRIMARY KEY, person_id INT, minutes DOUBLE, FOREIGN KEY (person_id) REFERENCES people(id))")
+	mustExec(t, root, "CREATE TABLE towns (id INT PRIMARY KEY, tname VARCHAR(64))")
+	mustExec(t, root, "INSERT INTO towns VALUES (0,'a'),(1,'b'),(2,'c')")
+	var p, v []string
+	for i := 0; i < 50; i++ {
+		p = append(p, fmt.Sprintf("(%d, 'person%d', %d, %d)", i, i, 20+i, i%3))
+		v = append(v, fmt.Sprintf("(%d, %d, %d)", i, i%7, i))
+	}
+	mustExec(t, root, "INSERT INTO people VALUES "+strings.Join(p, ","))
+	mustExec(t, root, "INSERT INTO visits VALUES "+strings.Join(v, ","))
+	mustExec(t, root, "CALL dp_bounds('people', 'age', 0, 100)")
+	mustExec(t, root, "CALL dp_domain('people', 'town', '0,1,2')")
+	mustExec(t, root, "CALL dp_privacy_unit('people', 'id', 'person')")
+	mustExec(t, root, "CALL dp_privacy_unit('visits', 'person_id', 'person')")
+	mustExec(t, root, "CALL dp_protect('visits', 10, 1e-6)")
+	mustExec(t, root, "CREATE USER IF NOT EXISTS 'ana'@'%' IDENTIFIED BY 'ana-pw'")
+	mustExec(t, root, "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, CREATE VIEW, DROP, ALTER, EXECUTE, TRIGGER ON demo.* TO 'ana'@'%'")
+	leak := regexp.MustCompile(`person\d`)
+	n := 0
+	for _, budget := range []string{"", "SET SESSION dp_epsilon = 1"} {
+		c := ts.connect("ana", "ana-pw", "demo")
+		c.SetMaxOpenConns(1)
+		if budget != "" {
+			mustExec(t, c, budget)
+		}
+		for _, q := range bypassStatements {
+			if !strings.Contains(strings.ToLower(q), "people") || strings.Contains(q, "owner_view") || strings.Contains(q, "ROOTCONN") {
+				continue
+			}
+			n++
+			err := queryErr(c, q)
+			if err == nil {
+				t.Errorf("%q, %s: accepted", budget, q)
+				continue
+			}
+			if leak.MatchString(err.Error()) {
+				t.Errorf("%s: error leaks a value: %v", q, err)
+			}
+		}
+		for _, q := range []string{"SELECT * FROM visits", "SELECT SUM(minutes) FROM visits", "SELECT v.minutes FROM visits v JOIN people p ON v.person_id = p.id"} {
+			if err := queryErr(c, q); err == nil {
+				t.Errorf("%q, %s: accepted", budget, q)
+			}
+		}
+	}
+	if n < 60 {
+		t.Fatalf("only %d statements ran", n)
+	}
+	for _, tbl := range []string{"demo.people", "demo.visits"} {
+		if s := spent(t, root, tbl); s != 0 {
+			t.Fatalf("%s: spent %v after the suite", tbl, s)
+		}
+	}
+	if got := queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger"); got != 0 {
+		t.Fatalf("%v ledger entries after the suite", got)
 	}
 }
