@@ -431,3 +431,52 @@ func TestReleaseUtilityAndAvg(t *testing.T) {
 
 // addVec is the noise of the must-fail variants (same sampler, wrong scale).
 func addVec(x []float64, scale float64, _ *Plan) error { return noise.AddLaplaceVec(x, scale) }
+
+// TestAuditPersonAvg: AVG's two vectors (persons, centred sum of person
+// means) on a person with 100 rows at the upper bound in k = 2 groups, with
+// the Laplace privacy-loss statistic over both vectors. Must fail: the same
+// bounded statistics noised at the scales of k = 1 (a person assumed to
+// reach one group).
+func TestAuditPersonAvg(t *testing.T) {
+	t.Parallel()
+	groups := []string{"a", "b", "c"}
+	const eps = 1.0
+	spec := Spec{MaxGroups: 2, MaxRows: 1, Domain: groups, Epsilon: eps, Measures: []Measure{{Kind: Avg, Lo: 0, Hi: 10}}}
+	p := mustPlan(t, spec)
+	spec1 := spec
+	spec1.MaxGroups = 1
+	p1 := mustPlan(t, spec1)
+	var d []row
+	for i := 0; i < 6; i++ {
+		d = append(d, row{fmt.Sprint(i), groups[i%3], []float64{0}})
+	}
+	var victim []row
+	for _, g := range groups[:2] {
+		for i := 0; i < 50; i++ {
+			victim = append(victim, row{"victim", g, []float64{10}})
+		}
+	}
+	d1 := append(append([]row(nil), d...), victim...)
+	b0, b1 := bounded(t, p, d), bounded(t, p, d1)
+	sampler := func(noiseAt *Plan) audit.Sampler {
+		s1, s2 := noiseAt.Scales(0)
+		return func(side int) float64 {
+			b := b0
+			if side == 1 {
+				b = b1
+			}
+			x := append([]float64(nil), b.First[0]...)
+			y := append([]float64(nil), b.Second[0]...)
+			if err := noise.AddLaplaceVec(x, s1); err != nil {
+				t.Fatal(err)
+			}
+			if err := noise.AddLaplaceVec(y, s2); err != nil {
+				t.Fatal(err)
+			}
+			return llr(x, b0.First[0], b1.First[0])/s1 + llr(y, b0.Second[0], b1.Second[0])/s2
+		}
+	}
+	cfg := audit.Config{N: 30000} // the catch's true ε is 2: more samples keep its bound clear of 1
+	audit.RequirePass(t, sampler(p), eps, cfg)
+	audit.RequireCatch(t, sampler(p1), eps, cfg)
+}
