@@ -216,8 +216,10 @@ func ResolveUnits(explicit []Explicit, s Schema) (map[string]Member, error) {
 }
 
 // SetUnits records the memberships of one database (ResolveUnits' result).
-// Existing members never leave or change unit (their releases were charged
-// to the unit's account); a change that would do so is refused.
+// Existing members never leave or change (their releases were charged to
+// the unit's account under their person mapping): a member the resolution
+// no longer finds (a dropped table, a dropped key) keeps its membership,
+// and one it maps differently is refused.
 func (c *Catalog) SetUnits(db string, members map[string]Member) error {
 	prefix := strings.ToLower(db) + "."
 	c.mu.Lock()
@@ -226,9 +228,12 @@ func (c *Catalog) SetUnits(db string, members map[string]Member) error {
 			continue
 		}
 		m, ok := members[k]
-		if !ok || m.Unit != t.Unit.Unit {
+		if ok && (m.Unit != t.Unit.Unit || m.Column != t.Unit.Column || m.Parent != t.Unit.Parent || m.ParentKey != t.Unit.ParentKey) {
 			c.mu.Unlock()
-			return unitErr("table %s belongs to unit %s and cannot leave it", k, t.Unit.Unit)
+			return unitErr("table %s belongs to unit %s through %s and cannot leave it or change how its rows map to persons (now %s through %s)", k, t.Unit.Unit, how(*t.Unit), m.Unit, how(m))
+		}
+		if !ok {
+			members[k] = *t.Unit
 		}
 	}
 	keys := make([]string, 0, len(members))
@@ -265,6 +270,13 @@ func (c *Catalog) SetUnits(db string, members map[string]Member) error {
 		return fmt.Errorf("save catalog: %w", err)
 	}
 	return nil
+}
+
+func how(m Member) string {
+	if m.Parent == "" {
+		return m.Column
+	}
+	return m.Column + " → " + m.Parent + "." + m.ParentKey
 }
 
 // ExplicitUnits lists the explicit declarations of one database.

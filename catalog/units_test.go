@@ -134,10 +134,18 @@ func TestUnitsPersistAndAccount(t *testing.T) {
 	if ex := c.ExplicitUnits("s"); len(ex) != 1 || ex[0].Table != "s.customers" {
 		t.Fatalf("explicit: %v", ex)
 	}
-	// A member never leaves its unit.
+	// A member the resolution no longer finds keeps its membership; one it
+	// maps differently is refused.
 	delete(m, "s.items")
+	if err := c.SetUnits("s", m); err != nil {
+		t.Fatal(err)
+	}
+	if u, ok := c.UnitOf("s.items"); !ok || u.Parent != "s.orders" {
+		t.Fatalf("items left its unit: %+v", u)
+	}
+	m["s.items"] = Member{Unit: "s.customer", Column: "id"}
 	if err := c.SetUnits("s", m); err == nil || !strings.Contains(err.Error(), "cannot leave") {
-		t.Fatalf("leaving a unit: %v", err)
+		t.Fatalf("remapping a member: %v", err)
 	}
 	// Dropping a member keeps it protected and in its unit.
 	if err := c.Forget("s.orders"); err != nil {

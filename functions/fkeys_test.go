@@ -146,6 +146,24 @@ func TestPrivacyUnitInheritance(t *testing.T) {
 	if st, err := env.Budget.Status(catalog.UnitPrefix + "shop.customer"); err != nil || st.EpsilonTotal != 2 {
 		t.Fatalf("unit account %+v (%v)", st, err)
 	}
+	// Dropping items (and its key) keeps it in the unit, and declarations
+	// in the database still work.
+	if err := env.Catalog.Forget("shop.items"); err != nil {
+		t.Fatal(err)
+	}
+	if err := items.DropForeignKey(ctx, "f2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.privacyUnit(ctx, "customers", "id", "customer"); err != nil {
+		t.Fatalf("after dropping a member: %v", err)
+	}
+	if m, _ := env.Catalog.UnitOf("shop.items"); m != want["shop.items"] || !env.Catalog.IsProtected("shop.items") {
+		t.Fatalf("dropped items: %+v", m)
+	}
+	if err := items.AddForeignKey(ctx, sql.ForeignKeyConstraint{Name: "f2", Database: "shop", Table: "items", Columns: []string{"order_id"},
+		ParentDatabase: "shop", ParentTable: "orders", ParentColumns: []string{"id"}}); err != nil {
+		t.Fatal(err)
+	}
 	// A second key from items to the unit makes items ambiguous: refused,
 	// and nothing changes.
 	fk(items, "f3", "items", "id", "customers", "id")
