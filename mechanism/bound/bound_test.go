@@ -298,17 +298,7 @@ func TestAuditPersonCount(t *testing.T) {
 	victim := victimRows(groups[:3], 100) // 300 rows: far above C = 1 (the 10,000-row case is in the sensitivity test)
 	cfg := audit.Config{N: 10000}
 	exactBounded := func(rows []row) []float64 { return bounded(t, p, rows).First[0] }
-	real := func(rows []row) []float64 {
-		a := p.Accumulator()
-		for _, r := range rows {
-			a.Row(r.person, r.group, r.vals)
-		}
-		res, err := a.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Values[0]
-	}
+	real := func(rows []row) []float64 { return release(t, p, rows).Values[0] }
 	audit.RequirePass(t, countAudit(t, p, d, victim, exactBounded, real), eps, cfg)
 
 	// (1) Row-level: raw row counts, Laplace 2/ε (replace-one, one row).
@@ -364,17 +354,7 @@ func TestAuditPersonSum(t *testing.T) {
 	}
 	cfg := audit.Config{N: 10000}
 	exact := func(rows []row) []float64 { return bounded(t, p, rows).First[0] }
-	real := func(rows []row) []float64 {
-		a := p.Accumulator()
-		for _, r := range rows {
-			a.Row(r.person, r.group, r.vals)
-		}
-		res, err := a.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Values[0]
-	}
+	real := func(rows []row) []float64 { return release(t, p, rows).Values[0] }
 	audit.RequirePass(t, countAudit(t, p, d, victim, exact, real), eps, cfg)
 	perRow := func(rows []row) []float64 {
 		s := make([]float64, len(groups))
@@ -479,4 +459,18 @@ func TestAuditPersonAvg(t *testing.T) {
 	cfg := audit.Config{N: 30000} // the catch's true ε is 2: more samples keep its bound clear of 1
 	audit.RequirePass(t, sampler(p), eps, cfg)
 	audit.RequireCatch(t, sampler(p1), eps, cfg)
+}
+
+// release runs the real mechanism on rows.
+func release(t *testing.T, p *Plan, rows []row) *Result {
+	t.Helper()
+	a := p.Accumulator()
+	for _, r := range rows {
+		a.Row(r.person, r.group, r.vals)
+	}
+	res, err := a.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
