@@ -63,36 +63,3 @@ func transformsOf(reads []catalog.Read) []string {
 	}
 	return out
 }
-
-// ToFloat converts a stored numeric value (integers, floats, DECIMAL) to
-// float64; ok is false for NULL and non-numeric values.
-func ToFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case float64:
-		return x, true
-	case float32:
-		return float64(x), true
-	case int8:
-		return float64(x), true
-	case int16:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case int:
-		return float64(x), true
-	case uint8:
-		return float64(x), true
-	case uint16:
-		return float64(x), true
-	case uint32:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	case interface{ Float64() (float64, bool) }:
-		f, _ := x.Float64() // DECIMAL: the flag says "exact", not "numeric"
-		return f, true
-	}
-	return 0, false
-}
