@@ -73,6 +73,10 @@ type Deps struct {
 	Src   Source
 	Cat   *catalog.Catalog // the answer cache and write epochs; nil: no cache
 	Fresh bool             // SET SESSION dp_fresh = 1: never answer from the cache
+	// Account keys the answer cache: an answer is reused only for the
+	// account that paid for it (as the row-level cache since issue 25), so
+	// one account's quota cannot be bypassed with another's answers.
+	Account string
 }
 
 // Aggregate is the leaf that replaces the analyst's GroupBy: it reserves the
@@ -119,6 +123,7 @@ func (n *Aggregate) cacheID() []byte {
 	sort.Strings(tables)
 	var b strings.Builder
 	b.WriteString("unit-v1 ")
+	fmt.Fprintf(&b, "account(%q) ", n.deps.Account)
 	b.WriteString(n.p.Key())
 	prev := ""
 	for _, t := range tables {
