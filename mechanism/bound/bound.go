@@ -266,25 +266,11 @@ func (a *Accumulator) Row(personID, group string, vals []float64) {
 	}
 }
 
-// splitSum is a sum kept as two compensated sums of non-negative terms
-// around a public centre (as mechanism/agg).
-type splitSum struct{ pos, neg mechanism.CompensatedSum }
-
-func (s *splitSum) add(v, m float64) {
-	if v >= m {
-		s.pos.Add(v - m)
-	} else {
-		s.neg.Add(m - v)
-	}
-}
-
-func (s *splitSum) value() float64 { return s.pos.Sum() - s.neg.Sum() }
-
 // total is one group's bounded, pre-noise statistics.
 type total struct {
 	persons int64     // persons with the group among their kept groups
 	first   []float64 // per measure: COUNT rows, SUM, AVG persons
-	second  []splitSum
+	second  []mechanism.SplitSum
 }
 
 // Bounded is the pre-noise, contribution-bounded statistics: the groups
@@ -323,7 +309,7 @@ func (a *Accumulator) Bound() (*Bounded, error) {
 			c := ps.cells[g]
 			t := totals[g]
 			if t == nil {
-				t = &total{first: make([]float64, nm), second: make([]splitSum, nm)}
+				t = &total{first: make([]float64, nm), second: make([]mechanism.SplitSum, nm)}
 				totals[g] = t
 			}
 			t.persons++
@@ -336,11 +322,11 @@ func (a *Accumulator) Bound() (*Bounded, error) {
 				case Count:
 					t.first[i] += float64(min(rows, int64(p.MaxRows)))
 				case Sum:
-					t.second[i].add(mechanism.Clip(c.sums[i].Sum(), m.Lo, m.Hi), 0)
+					t.second[i].Add(mechanism.Clip(c.sums[i].Sum(), m.Lo, m.Hi), 0)
 				case Avg:
 					mc, _ := mid(m.Lo, m.Hi)
 					t.first[i]++
-					t.second[i].add(mechanism.Clip(c.sums[i].Sum()/float64(rows), m.Lo, m.Hi), mc)
+					t.second[i].Add(mechanism.Clip(c.sums[i].Sum()/float64(rows), m.Lo, m.Hi), mc)
 				}
 			}
 		}
@@ -366,11 +352,11 @@ func (a *Accumulator) Bound() (*Bounded, error) {
 		b.Persons[g] = float64(t.persons)
 		for i, m := range p.Measures {
 			if m.Kind == Sum {
-				b.First[i][g] = t.second[i].value()
+				b.First[i][g] = t.second[i].Value()
 				continue
 			}
 			b.First[i][g] = t.first[i]
-			b.Second[i][g] = t.second[i].value()
+			b.Second[i][g] = t.second[i].Value()
 		}
 	}
 	return b, nil
