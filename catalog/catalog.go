@@ -43,6 +43,8 @@ type Table struct {
 	// before clipping and scaling (CALL dp_transform); bounds are declared
 	// on the transformed scale. Absent means identity.
 	Transforms map[string]string `json:"transforms,omitempty"`
+	// Unit is the table's privacy unit (units.go); nil: row-level.
+	Unit *Member `json:"unit,omitempty"`
 }
 
 // Read describes how DP reads see one column: the raw value v becomes
@@ -139,6 +141,7 @@ func (c *Catalog) update(key string, fn func(t *Table) error) error {
 	t := &Table{Name: key, Bounds: map[string]Bound{}, Labels: map[string][]string{}}
 	if old != nil {
 		t.Protected = old.Protected
+		t.Unit = old.Unit
 		for k, v := range old.Bounds {
 			t.Bounds[k] = v
 		}
@@ -245,7 +248,14 @@ func (c *Catalog) Forget(key string) error {
 	if !ok {
 		return nil
 	}
-	delete(c.tables, key)
+	if old.Unit != nil {
+		// A table of a privacy unit never leaves it (its releases were the
+		// unit's): a table re-created under the name is protected and in
+		// the unit again; bounds and domains are forgotten.
+		c.tables[key] = &Table{Name: key, Protected: true, Bounds: map[string]Bound{}, Labels: map[string][]string{}, Unit: old.Unit}
+	} else {
+		delete(c.tables, key)
+	}
 	if err := c.saveTablesLocked(); err != nil {
 		c.tables[key] = old
 		return fmt.Errorf("save catalog: %w", err)

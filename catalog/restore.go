@@ -17,8 +17,13 @@ func (c *Catalog) Restore(key string, in Table) error {
 	return c.update(key, func(t *Table) error {
 		protected := t.Protected || in.Protected
 		bounds, labels := t.Bounds, t.Labels
+		unit := t.Unit
 		*t = in
 		t.Name, t.Protected = key, protected
+		if unit != nil {
+			// A restore never moves a table out of (or across) its unit.
+			t.Unit = unit
+		}
 		t.Bounds, t.Labels = bounds, labels
 		clear(t.Bounds)
 		clear(t.Labels)

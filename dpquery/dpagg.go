@@ -17,6 +17,7 @@ import (
 
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/dpquery/eval"
+	"github.com/dpsql/dpsql/dpquery/rel"
 	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/mechanism/agg"
 )
@@ -119,6 +120,11 @@ func (g *Planner) Plan(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 		default:
 			return nil, nil
 		}
+	}
+	// Tables of a privacy unit (issue 27): the person-level compiler
+	// (dpquery/rel) plans the whole GroupBy, joins included.
+	if rel.Touches(gb, g.cat) {
+		return g.planUnit(ctx, root, gb, wrappers)
 	}
 	// The table under the GroupBy.
 	child := gb.Child
@@ -308,6 +314,34 @@ func (g *Planner) Plan(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// planUnit replaces a GroupBy over tables of a privacy unit by the leaf of
+// the person-level compiler, with the session's ε and δ and the defaults of
+// docs/privacy/units.md §5. Every check runs here, before any charge.
+func (g *Planner) planUnit(ctx *sql.Context, root sql.Node, gb *plan.GroupBy, wrappers []sql.Node) (sql.Node, error) {
+	for _, w := range wrappers {
+		if err := checkPostExprs(w); err != nil {
+			return nil, err
+		}
+	}
+	eps, err := sessionEpsilon(ctx, g.cat)
+	if err != nil {
+		return nil, err
+	}
+	opt := rel.Options{Epsilon: eps, Delta: sessionDelta(ctx, g.cat)}
+	leaf, err := rel.PlanGroupBy(gb, opt, nil, rel.CatalogMeta{Cat: g.cat, Schemas: g.env.Store},
+		rel.Deps{Env: g.env, Src: g.env.Store, Cat: g.cat, Fresh: sessionFresh(ctx), Account: functions.UserOf(ctx)})
+	if err != nil {
+		return nil, err
+	}
+	out, _, err := transform.Node(root, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
+		if n == sql.Node(gb) {
+			return leaf, transform.NewTree, nil
+		}
+		return n, transform.SameTree, nil
+	})
+	return out, err
 }
 
 func hasProtected(n sql.Node, cat *catalog.Catalog) bool {

@@ -164,6 +164,8 @@ func (e *Engine) wire(opt Options) error {
 		rows = scaleout.NewRows(e.Store, e.Backend)
 	}
 	e.Env = &functions.Env{Store: functions.RowSafe(rows), Catalog: e.Catalog, Budget: e.Budget, Log: e.Log, MaxReleaseMemory: max(mem, 0)}
+	// Privacy units inherit along the schema's declared foreign keys (issue 27).
+	e.Env.ForeignKeys = functions.ProviderForeignKeys(e.Store.Provider())
 	g := guard.New(e.Catalog, e.Store, e.Env)
 	// The DP aggregate planner and DP_HISTOGRAM (package dpquery).
 	g.PlanDPAgg = dpquery.New(e.Catalog, e.Env).Plan

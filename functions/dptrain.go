@@ -180,7 +180,7 @@ func (e *Env) trainDelta(a trainArgs) (float64, error) {
 		}
 		return d, nil
 	}
-	st, err := e.Budget.Status(a.ref.key)
+	st, err := e.Budget.Status(e.Catalog.AccountKey(a.ref.key))
 	if err != nil {
 		return 0, fmt.Errorf("budget of %s: %w", a.ref.key, err)
 	}

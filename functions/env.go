@@ -33,7 +33,13 @@ type Env struct {
 	// release and the sum of the estimates of all running releases
 	// (limits.go); 0 means no limit.
 	MaxReleaseMemory int64
+	// ForeignKeys lists a database's declared foreign keys, for privacy
+	// units inherited through them (units.go); nil: explicit units only.
+	ForeignKeys ForeignKeySource
 
+	// unitMu orders unit declarations (exclusive) against the check-and-
+	// reserve of row-level releases (shared), see declareUnits.
+	unitMu sync.RWMutex
 	rtOnce sync.Once
 	rtv    *runtimeState
 }
@@ -133,16 +139,31 @@ var ErrKilled = errors.New("query killed: the release was stopped and returns no
 // adapters' scans check the context) or ends, holding its memory
 // reservation until then.
 func (e *Env) release(ctx *sql.Context, ref tableRef, function string, reqEps, reqDelta float64, events []budget.Event, compute func() (any, error)) (any, error) {
+	return e.releaseAccount(ctx, ref, ref.key, function, reqEps, reqDelta, events, compute)
+}
+
+// releaseAccount is release charging budget account: the table's own for
+// row-level releases (refused on a table of a privacy unit), the unit's
+// for unit-level ones (ReleaseUnit).
+func (e *Env) releaseAccount(ctx *sql.Context, ref tableRef, account, function string, reqEps, reqDelta float64, events []budget.Event, compute func() (any, error)) (any, error) {
 	if ctx.Err() != nil {
 		return nil, ErrKilled // nothing charged
 	}
+	e.unitMu.RLock()
+	if account == ref.key {
+		if m, ok := e.Catalog.UnitOf(ref.key); ok {
+			e.unitMu.RUnlock()
+			return nil, errRowLevelOnUnit(ref.key, m, function)
+		}
+	}
 	rec, err := e.Budget.Reserve(budget.Request{
-		Table:     ref.key,
+		Table:     account,
 		User:      UserOf(ctx),
 		Function:  function,
 		Requested: [2]float64{reqEps, reqDelta},
 		Events:    events,
 	})
+	e.unitMu.RUnlock()
 	if err != nil {
 		return nil, err
 	}

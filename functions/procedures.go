@@ -34,6 +34,7 @@ func (e *Env) Procedures() []sql.ExternalStoredProcedureDetails {
 		{Name: "dp_drop_model", Schema: okSchema, Function: e.dropModel},
 		{Name: "dp_quota", Schema: okSchema, Function: e.quota},
 		{Name: "dp_quota_remove", Schema: okSchema, Function: e.quotaRemove},
+		{Name: "dp_privacy_unit", Schema: okSchema, Function: e.privacyUnit},
 	}...)
 }
 
@@ -76,14 +77,28 @@ func (e *Env) protect(ctx *sql.Context, name string, eps, delta float64, mode st
 	if m != budget.Basic && m != budget.RDP {
 		return nil, fmt.Errorf("dp_protect: accounting mode must be 'basic' or 'rdp', got %q", mode)
 	}
+	// A table whose foreign keys reach a declared unit joins it first
+	// (its rows are a person's rows: a row-level account would not do).
+	if len(e.Catalog.ExplicitUnits(ref.db)) > 0 {
+		if _, err := e.declareUnits(ctx, ref.db, nil); err != nil {
+			return nil, fmt.Errorf("dp_protect: %w", err)
+		}
+	}
+	tables, what := []string{ref.key}, "table "+ref.key
+	if u, ok := e.Catalog.UnitOf(ref.key); ok {
+		// One budget for every table of the unit.
+		tables, what = e.Catalog.UnitMembers(u.Unit), "unit "+u.Unit+" ("+strings.Join(e.Catalog.UnitMembers(u.Unit), ", ")+")"
+	}
 	// Protect in the catalog first: from here on analysts cannot read it.
-	if err := e.Catalog.SetProtected(ref.key, true); err != nil {
+	for _, k := range tables {
+		if err := e.Catalog.SetProtected(k, true); err != nil {
+			return nil, fmt.Errorf("dp_protect: %w", err)
+		}
+	}
+	if err := e.Budget.Protect(e.Catalog.AccountKey(ref.key), eps, delta, m); err != nil {
 		return nil, fmt.Errorf("dp_protect: %w", err)
 	}
-	if err := e.Budget.Protect(ref.key, eps, delta, m); err != nil {
-		return nil, fmt.Errorf("dp_protect: %w", err)
-	}
-	return done("table %s protected with budget epsilon=%v delta=%v (%s accounting)", ref.key, eps, delta, m)
+	return done("%s protected with budget epsilon=%v delta=%v (%s accounting)", what, eps, delta, m)
 }
 
 func isNumeric(t sql.Type) bool {
@@ -276,7 +291,7 @@ func (e *Env) quota(ctx *sql.Context, u, name string, eps, delta float64) (sql.R
 	if err != nil {
 		return nil, fmt.Errorf("dp_quota: %w", err)
 	}
-	if err := e.Budget.SetQuota(ref.key, u, eps, delta); err != nil {
+	if err := e.Budget.SetQuota(e.Catalog.AccountKey(ref.key), u, eps, delta); err != nil {
 		return nil, fmt.Errorf("dp_quota: %w", err)
 	}
 	who := "account " + u
@@ -295,7 +310,7 @@ func (e *Env) quotaRemove(ctx *sql.Context, u, name string) (sql.RowIter, error)
 	if err != nil {
 		return nil, fmt.Errorf("dp_quota_remove: %w", err)
 	}
-	if err := e.Budget.RemoveQuota(ref.key, strings.TrimSpace(u)); err != nil {
+	if err := e.Budget.RemoveQuota(e.Catalog.AccountKey(ref.key), strings.TrimSpace(u)); err != nil {
 		return nil, fmt.Errorf("dp_quota_remove: %w", err)
 	}
 	return done("quota of %s on %s removed", strings.TrimSpace(u), ref.key)

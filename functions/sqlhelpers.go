@@ -65,7 +65,10 @@ func ToFloat(v any) (float64, bool) {
 	case uint64:
 		return float64(x), true
 	case interface{ Float64() (float64, bool) }:
-		return x.Float64()
+		// DECIMAL: the flag says whether the conversion is exact, not
+		// whether the value is numeric (19.99 converts inexactly).
+		f, _ := x.Float64()
+		return f, true
 	}
 	return 0, false
 }

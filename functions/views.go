@@ -11,6 +11,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql/types"
 
 	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/catalog"
 )
 
 // SystemDatabase is the name of the read-only database holding the dpsql
@@ -187,21 +188,28 @@ func (e *Env) budgetView(db string) *view {
 		}
 		rows := make([]sql.Row, 0, len(all))
 		for _, s := range all {
-			if !e.shows(ctx, db, s.Table) {
+			if e.superseded(s.Table) {
 				continue
 			}
-			me, err := e.Budget.UserStatus(s.Table, UserOf(ctx))
-			if err != nil {
-				return nil, fmt.Errorf("dp_budget: %w", err)
+			// A unit's shared account is shown on each of its tables.
+			for _, table := range e.accountTables(s.Table) {
+				if !e.shows(ctx, db, table) {
+					continue
+				}
+				me, err := e.Budget.UserStatus(s.Table, UserOf(ctx))
+				if err != nil {
+					return nil, fmt.Errorf("dp_budget: %w", err)
+				}
+				var qe, qd any
+				if me.HasQuota {
+					qe, qd = me.EpsilonQuota, me.DeltaQuota
+				}
+				rows = append(rows, sql.Row{table, string(s.Mode), s.EpsilonTotal, s.EpsilonSpent, nonNeg(s.EpsilonTotal - s.EpsilonSpent),
+					s.DeltaTotal, s.DeltaSpent, nonNeg(s.DeltaTotal - s.DeltaSpent),
+					me.EpsilonSpent, me.EpsilonLeft, me.DeltaSpent, me.DeltaLeft, qe, qd})
 			}
-			var qe, qd any
-			if me.HasQuota {
-				qe, qd = me.EpsilonQuota, me.DeltaQuota
-			}
-			rows = append(rows, sql.Row{s.Table, string(s.Mode), s.EpsilonTotal, s.EpsilonSpent, nonNeg(s.EpsilonTotal - s.EpsilonSpent),
-				s.DeltaTotal, s.DeltaSpent, nonNeg(s.DeltaTotal - s.DeltaSpent),
-				me.EpsilonSpent, me.EpsilonLeft, me.DeltaSpent, me.DeltaLeft, qe, qd})
 		}
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i][0].(string) < rows[j][0].(string) })
 		return rows, nil
 	})
 }
@@ -222,17 +230,22 @@ func (e *Env) quotasView(db string) *view {
 		u, owner := UserOf(ctx), e.Catalog.IsOwner(UserOf(ctx))
 		var rows []sql.Row
 		for _, q := range qs {
-			if !e.shows(ctx, db, q.Table) {
+			if e.superseded(q.Table) {
 				continue
 			}
-			if q.User == budget.AnyUser {
-				if owner {
-					rows = append(rows, sql.Row{q.Table, q.User, q.EpsilonQuota, q.DeltaQuota, nil, nil, nil, nil})
+			for _, table := range e.accountTables(q.Table) {
+				if !e.shows(ctx, db, table) {
+					continue
 				}
-				continue
-			}
-			if owner || q.User == u {
-				rows = append(rows, sql.Row{q.Table, q.User, q.EpsilonQuota, q.DeltaQuota, q.EpsilonSpent, q.DeltaSpent, q.EpsilonLeft, q.DeltaLeft})
+				if q.User == budget.AnyUser {
+					if owner {
+						rows = append(rows, sql.Row{table, q.User, q.EpsilonQuota, q.DeltaQuota, nil, nil, nil, nil})
+					}
+					continue
+				}
+				if owner || q.User == u {
+					rows = append(rows, sql.Row{table, q.User, q.EpsilonQuota, q.DeltaQuota, q.EpsilonSpent, q.DeltaSpent, q.EpsilonLeft, q.DeltaLeft})
+				}
 			}
 		}
 		if !owner {
@@ -242,18 +255,49 @@ func (e *Env) quotasView(db string) *view {
 				seen[r[0].(string)] = true
 			}
 			for _, q := range qs {
-				if q.User != budget.AnyUser || seen[q.Table] || !e.shows(ctx, db, q.Table) {
+				if q.User != budget.AnyUser || e.superseded(q.Table) {
 					continue
 				}
-				me, err := e.Budget.UserStatus(q.Table, u)
-				if err != nil {
-					return nil, fmt.Errorf("dp_quotas: %w", err)
+				for _, table := range e.accountTables(q.Table) {
+					if seen[table] || !e.shows(ctx, db, table) {
+						continue
+					}
+					me, err := e.Budget.UserStatus(q.Table, u)
+					if err != nil {
+						return nil, fmt.Errorf("dp_quotas: %w", err)
+					}
+					rows = append(rows, sql.Row{table, u, me.EpsilonQuota, me.DeltaQuota, me.EpsilonSpent, me.DeltaSpent, me.EpsilonLeft, me.DeltaLeft})
 				}
-				rows = append(rows, sql.Row{q.Table, u, me.EpsilonQuota, me.DeltaQuota, me.EpsilonSpent, me.DeltaSpent, me.EpsilonLeft, me.DeltaLeft})
 			}
 		}
 		return rows, nil
 	})
+}
+
+// accountTables lists the tables a budget account covers: a unit's
+// members (catalog.UnitPrefix), else the table itself.
+func (e *Env) accountTables(account string) []string {
+	if u, ok := strings.CutPrefix(account, catalog.UnitPrefix); ok {
+		return e.Catalog.UnitMembers(u)
+	}
+	return []string{account}
+}
+
+// superseded reports a table's own account that its privacy unit's shared
+// account replaced (a table protected before it joined a unit).
+func (e *Env) superseded(account string) bool {
+	return !strings.HasPrefix(account, catalog.UnitPrefix) && e.Catalog.AccountKey(account) != account
+}
+
+// showsAccount is shows for a budget account: a unit's account is shown
+// where any of its tables is.
+func (e *Env) showsAccount(ctx *sql.Context, db, account string) bool {
+	for _, t := range e.accountTables(account) {
+		if e.shows(ctx, db, t) {
+			return true
+		}
+	}
+	return false
 }
 
 func nonNeg(x float64) float64 {
@@ -297,7 +341,7 @@ func (e *Env) ledgerView(db string) *view {
 		}
 		rows := make([]sql.Row, 0, len(entries))
 		for _, l := range entries {
-			if !e.shows(ctx, db, l.Table) {
+			if !e.showsAccount(ctx, db, l.Table) {
 				continue
 			}
 			rows = append(rows, sql.Row{int64(l.ID), l.Time.UTC(), l.User, l.Table, l.Function, l.Epsilon, l.Delta,

@@ -46,3 +46,23 @@ func (k *CompensatedSum) Sum() float64 { return k.sum }
 
 // N returns the number of terms added.
 func (k *CompensatedSum) N() int64 { return k.n }
+
+// SplitSum is a centred sum Σ (v − m) kept as two compensated sums of
+// non-negative terms: pos of fl(v − m) for v ≥ m, neg of fl(m − v)
+// otherwise (rounding is monotone, so a term never exceeds the half-width
+// of v's bounds around m). Its value is fl(pos − neg); the error analysis is
+// in docs/mechanisms/agg.md ("Floating point"). mechanism/agg and
+// mechanism/bound keep their grouped sums in it.
+type SplitSum struct{ pos, neg CompensatedSum }
+
+// Add adds the term v − m.
+func (s *SplitSum) Add(v, m float64) {
+	if v >= m {
+		s.pos.Add(v - m)
+	} else {
+		s.neg.Add(m - v)
+	}
+}
+
+// Value is the centred sum.
+func (s *SplitSum) Value() float64 { return s.pos.Sum() - s.neg.Sum() }

@@ -108,21 +108,9 @@ type Accumulator struct {
 	n      int64
 }
 
-// splitSum is a centred sum Σ (clip(v) − m) kept as two compensated sums of
-// non-negative terms, each at most h: pos of fl(clip(v) − m) for clip(v) ≥ m,
-// neg of fl(m − clip(v)) otherwise (rounding is monotone, so a term never
-// exceeds fl(hi − m) or fl(m − lo)). Its value is fl(pos − neg).
-type splitSum struct{ pos, neg mechanism.CompensatedSum }
-
-func (s *splitSum) add(v, m float64) {
-	if v >= m {
-		s.pos.Add(v - m)
-	} else {
-		s.neg.Add(m - v)
-	}
-}
-
-func (s *splitSum) value() float64 { return s.pos.Sum() - s.neg.Sum() }
+// splitSum is the centred sum Σ (clip(v) − m) of one group and column,
+// kept as two compensated sums of non-negative terms (mechanism.SplitSum).
+type splitSum = mechanism.SplitSum
 
 // Accumulator starts a pass.
 func (p *Plan) Accumulator() *Accumulator {
@@ -145,7 +133,7 @@ func (a *Accumulator) Row(group int, vals []float64) {
 	a.counts[group]++
 	for i, b := range a.p.Sums {
 		m, _ := Mid(b)
-		a.sums[i][group].add(mechanism.Clip(vals[i], b.Lo, b.Hi), m)
+		a.sums[i][group].Add(mechanism.Clip(vals[i], b.Lo, b.Hi), m)
 	}
 }
 
@@ -223,7 +211,7 @@ func finish(b Bound, c, t float64) (sum, avg float64) {
 func (a *Accumulator) noisySums(i int) ([]float64, error) {
 	t := make([]float64, len(a.counts))
 	for g := range t {
-		t[g] = a.sums[i][g].value()
+		t[g] = a.sums[i][g].Value()
 	}
 	if err := noise.AddLaplaceVec(t, a.p.SumScale(i, a.n)); err != nil {
 		return nil, fmt.Errorf("agg: sum noise: %w", err)

@@ -76,7 +76,7 @@ func exact(p *Plan, rows []row) ([]float64, []float64, int64) {
 	for g := range c {
 		c[g] = float64(a.counts[g])
 		if len(a.sums) > 0 {
-			s[g] = a.sums[0][g].value()
+			s[g] = a.sums[0][g].Value()
 		}
 	}
 	return c, s, a.n
@@ -264,7 +264,7 @@ func TestCentredSumFloat(t *testing.T) {
 		// Must-fail variant: plain float sums of the raw values, centred
 		// afterwards with the exact counts; rounding is at the scale of |lo|.
 		naive = []float64{raw[0] - m*cnt[0], raw[1] - m*cnt[1]}
-		return []float64{a.sums[0][0].value(), a.sums[0][1].value()}, naive
+		return []float64{a.sums[0][0].Value(), a.sums[0][1].Value()}, naive
 	}
 	c1, n1 := run(row{0, b.Hi})
 	c2, n2 := run(row{1, b.Hi})

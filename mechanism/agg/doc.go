@@ -10,7 +10,7 @@
 // Tⱼ = Σ (clip(x) − m), m the middle of the bounds, change by at most
 // h ≈ w/2 in each of the two groups: ℓ₁ sensitivity 2h ≈ w, inflated by
 // SumSlack(n) for float64 rounding (each centred sum is kept as two
-// compensated sums of non-negative terms, see splitSum).
+// compensated sums of non-negative terms, see mechanism.SplitSum).
 // Each measurement (the count vector, one sum vector per column) gets an
 // equal share of ε and Laplace noise from noise.AddLaplaceVec; SUM and AVG
 // are post-processing of the noisy count and centred sum.

@@ -100,7 +100,7 @@ func (a *SelectAccumulator) Row(key string, ok bool, vals []float64) {
 	a.counts[i]++
 	for j, b := range a.p.Sums {
 		m, _ := Mid(b)
-		a.sums[i][j].add(mechanism.Clip(vals[j], b.Lo, b.Hi), m)
+		a.sums[i][j].Add(mechanism.Clip(vals[j], b.Lo, b.Hi), m)
 	}
 }
 
@@ -137,7 +137,7 @@ func (a *SelectAccumulator) Release() (*Result, error) {
 		r.Keys = append(r.Keys, a.keys[i])
 		r.Count = append(r.Count, math.Max(0, math.Round(c)))
 		for j, b := range p.Sums {
-			t, err := noise.AddLaplace(a.sums[i][j].value(), r.SumScale[j])
+			t, err := noise.AddLaplace(a.sums[i][j].Value(), r.SumScale[j])
 			if err != nil {
 				return nil, fmt.Errorf("agg: sum noise: %w", err)
 			}

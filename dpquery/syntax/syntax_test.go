@@ -1,0 +1,58 @@
+package syntax
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestRewrite(t *testing.T) {
+	q := `SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, delta = 1e-5, max_groups_contributed = 2, privacy_unit_column = o.customer_id)
+  c.region, COUNT(*), SUM(o.amount, contribution_bounds_per_group => (0, 500)), AVG(o.amount, contribution_bounds_per_group=>(-2.5, 1E2))
+FROM orders o JOIN customers c ON o.customer_id = c.id -- a comment: SUM(x, contribution_bounds_per_group => (1, 2))
+WHERE c.name <> 'SUM(contribution_bounds_per_group)' GROUP BY c.region`
+	r, err := Rewrite(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := r.Options
+	if o.Epsilon != 1 || o.Delta != 1e-5 || !o.HasDelta || o.MaxGroups != 2 || o.MaxRows != 0 || o.PrivacyUnitColumn != "o.customer_id" {
+		t.Fatalf("options %+v", o)
+	}
+	if len(r.Bounds) != 2 || r.Bounds[0] != (Bounded{"sum", "o.amount", Bounds{0, 500}}) || r.Bounds[1] != (Bounded{"avg", "o.amount", Bounds{-2.5, 100}}) {
+		t.Fatalf("bounds %v", r.Bounds)
+	}
+	want := `SELECT
+  c.region, COUNT(*), SUM(o.amount), AVG(o.amount)
+FROM orders o JOIN customers c ON o.customer_id = c.id -- a comment: SUM(x, contribution_bounds_per_group => (1, 2))
+WHERE c.name <> 'SUM(contribution_bounds_per_group)' GROUP BY c.region`
+	if r.SQL != want {
+		t.Fatalf("rewritten:\n%s\nwant:\n%s", r.SQL, want)
+	}
+	if Has("SELECT COUNT(*) FROM t") || !Has("select  with\ndifferential_privacy options(epsilon=1) count(*) from t") {
+		t.Fatal("Has")
+	}
+}
+
+func TestRewriteRefusals(t *testing.T) {
+	for q, frag := range map[string]string{
+		"SELECT WITH DIFFERENTIAL_PRIVACY COUNT(*) FROM t":                                                                "OPTIONS",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(delta = 1e-5) COUNT(*) FROM t":                                          "epsilon",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0) COUNT(*) FROM t":                                           "positive",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, epsilon = 2) COUNT(*) FROM t":                              "twice",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, max_groups_contributed = 0) COUNT(*) FROM t":               "positive integer",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, k_anonymity = 3) COUNT(*) FROM t":                          "unknown option",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0x10) COUNT(*) FROM t":                                        "unexpected",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1e999) COUNT(*) FROM t":                                       "finite decimal",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) SUM(x, contribution_bounds_per_group => (5, 1)) FROM t":    "below upper",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) SUM(x, contribution_bounds_per_group => (0, 1), 3) FROM t": "last argument",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, delta = 1) COUNT(*) FROM t":                                "delta",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) COUNT(*) FROM t WHERE a = 'x":                              "unterminated",
+		"SELECT COUNT(*) FROM t": "does not start",
+	} {
+		_, err := Rewrite(q)
+		if err == nil || !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), frag) {
+			t.Errorf("%s: got %v, want %q", q, err, frag)
+		}
+	}
+}

@@ -1,0 +1,293 @@
+package engine_test
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestPrivacyUnitDeclarations (issue 27, docs/privacy/units.md): over the
+// wire, the owner declares a unit on a two-table shop; its tables share one
+// budget (dp_protect, dp_budget, dp_quota); row-level releases on them are
+// refused before charging; raw rows stay refused; a table with row-level
+// releases cannot join; declarations cannot change; the dump carries them.
+func TestPrivacyUnitDeclarations(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE shop")
+	root := ts.connect("root", rootPW, "shop")
+	mustExec(t, root, "CREATE TABLE customers (id INT PRIMARY KEY, region VARCHAR(16))")
+	mustExec(t, root, "CREATE TABLE orders (id INT PRIMARY KEY, customer_id INT, amount DOUBLE, FOREIGN KEY (customer_id) REFERENCES customers(id))")
+	var cs, os []string
+	for c := 0; c < 100; c++ {
+		cs = append(cs, fmt.Sprintf("(%d, '%s')", c, []string{"north", "south"}[c%2]))
+	}
+	for o := 0; o < 600; o++ {
+		c := 0 // customer 0 has 500 orders
+		if o >= 500 {
+			c = o - 500
+		}
+		os = append(os, fmt.Sprintf("(%d, %d, %d)", o, c, o%100))
+	}
+	mustExec(t, root, "INSERT INTO customers VALUES "+strings.Join(cs, ","))
+	mustExec(t, root, "INSERT INTO orders VALUES "+strings.Join(os, ","))
+	mustExec(t, root, "CALL dp_bounds('orders', 'amount', 0, 100)")
+	mustExec(t, root, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
+	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
+	ana := ts.connect("ana", "ana-pw", "shop")
+
+	// customers is protected (row level, nothing released) before the unit
+	// exists: the unit's account starts from its budget.
+	mustExec(t, root, "CALL dp_protect('customers', 4, 1e-6)")
+	wantErr(t, ana, "CALL dp_privacy_unit('customers', 'id', 'customer')", "only data owners")
+	mustExec(t, root, "CALL dp_privacy_unit('customers', 'id', 'customer')")
+	mustExec(t, root, "CALL dp_privacy_unit('orders', 'customer_id', 'customer')")
+	for _, tbl := range []string{"shop.customers", "shop.orders"} {
+		var rows int
+		var total float64
+		if err := root.QueryRow("SELECT COUNT(*), MAX(epsilon_total) FROM dp_budget WHERE table_name = ?", tbl).Scan(&rows, &total); err != nil || rows != 1 || total != 4 {
+			t.Fatalf("%s after the declaration: %d row(s), ε total %v (%v); want one row with the seeded 4", tbl, rows, total, err)
+		}
+	}
+	wantErr(t, ana, "SELECT * FROM orders", "protected") // protected as it joined
+	wantErr(t, root, "CALL dp_privacy_unit('orders', 'id', 'customer')", "cannot change")
+	wantErr(t, root, "CALL dp_privacy_unit('orders', 'nope', 'customer')", "no column")
+	wantErr(t, root, "CALL dp_privacy_unit('orders', 'customer_id', 'bad name')", "unit name")
+
+	// One budget: protecting orders protects customers too.
+	mustExec(t, root, "CALL dp_protect('orders', 3, 1e-6)")
+	for _, tbl := range []string{"shop.customers", "shop.orders"} {
+		if got := queryFloat(t, root, "SELECT epsilon_total FROM dp_budget WHERE table_name = ?", tbl); got != 3 {
+			t.Fatalf("%s: epsilon_total %v, want the unit's 3", tbl, got)
+		}
+	}
+	wantErr(t, ana, "SELECT * FROM customers", "protected")
+	wantErr(t, ana, "SELECT * FROM orders", "protected")
+
+	// Row-level releases protect a row, not a customer: refused, nothing charged.
+	wantErr(t, ana, "SELECT DP_MEAN('orders', 'amount', 0.5)", "privacy unit shop.customer")
+	for _, tbl := range []string{"shop.customers", "shop.orders"} {
+		if s := spent(t, root, tbl); s != 0 {
+			t.Fatalf("%s: spent %v after refused releases", tbl, s)
+		}
+	}
+	// Aggregate SQL goes through the person-level compiler and charges the
+	// unit's one account.
+	agg := ts.connect("ana", "ana-pw", "shop")
+	agg.SetMaxOpenConns(1)
+	mustExec(t, agg, "SET SESSION dp_epsilon = 0.5")
+	if n := queryFloat(t, agg, "SELECT COUNT(*) FROM orders WHERE amount > 1"); math.Abs(n-99) > 40 {
+		t.Fatalf("COUNT(*) WHERE amount > 1 = %v, want ≈ 99 customers", n)
+	}
+	for _, tbl := range []string{"shop.customers", "shop.orders"} {
+		if s := spent(t, root, tbl); s != 0.5 {
+			t.Fatalf("%s: spent %v, want the unit's 0.5", tbl, s)
+		}
+	}
+
+	// dp_quota on a member caps the account's share of the unit.
+	mustExec(t, root, "CALL dp_quota('ana', 'customers', 1, 0)")
+	var n int
+	if err := root.QueryRow("SELECT COUNT(*) FROM dp_quotas WHERE user = 'ana' AND epsilon_quota = 1").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("dp_quotas rows for the unit: %d (%v), want one per table", n, err)
+	}
+
+	// A table with row-level releases cannot join the unit.
+	mustExec(t, root, "CREATE TABLE notes (id INT PRIMARY KEY, customer_id INT, score DOUBLE)")
+	mustExec(t, root, "INSERT INTO notes VALUES (1, 1, 5), (2, 2, 6)")
+	mustExec(t, root, "CALL dp_bounds('notes', 'score', 0, 10)")
+	mustExec(t, root, "CALL dp_protect('notes', 2, 0)")
+	if _, err := ana.Exec("SELECT DP_MEAN('notes', 'score', 0.5)"); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, root, "CALL dp_privacy_unit('notes', 'customer_id', 'customer')", "row-level releases")
+
+	// The declaration travels in the owner's dump (SHOW CREATE TABLE comment).
+	var name, create string
+	if err := root.QueryRow("SHOW CREATE TABLE orders").Scan(&name, &create); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(create, `"unit":{"unit":"shop.customer","column":"customer_id"`) {
+		t.Fatalf("dump of orders does not carry its unit: %s", create)
+	}
+}
+
+// TestAnalystBypassSuiteUnits runs every statement of the analyst bypass
+// suite that reads demo.people against a people table of a declared
+// privacy unit, with and without a DP budget in the session: each is
+// refused and echoes no row value, except, with a budget, the four plain
+// aggregates, answered with person-level DP and charged to the unit.
+func TestAnalystBypassSuiteUnits(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE demo")
+	root := ts.connect("root", rootPW, "demo")
+	mustExec(t, root, "CREATE TABLE people (id INT PRIMARY KEY, name VARCHAR(64), age DOUBLE, town INT)")
+	mustExec(t, root, "CREATE TABLE visits (id INT PRIMARY KEY, person_id INT, minutes DOUBLE, FOREIGN KEY (person_id) REFERENCES people(id))")
+	mustExec(t, root, "CREATE TABLE towns (id INT PRIMARY KEY, tname VARCHAR(64))")
+	mustExec(t, root, "INSERT INTO towns VALUES (0,'a'),(1,'b'),(2,'c')")
+	var p, v []string
+	for i := 0; i < 50; i++ {
+		p = append(p, fmt.Sprintf("(%d, 'person%d', %d, %d)", i, i, 20+i, i%3))
+		v = append(v, fmt.Sprintf("(%d, %d, %d)", i, i%7, i))
+	}
+	mustExec(t, root, "INSERT INTO people VALUES "+strings.Join(p, ","))
+	mustExec(t, root, "INSERT INTO visits VALUES "+strings.Join(v, ","))
+	mustExec(t, root, "CALL dp_bounds('people', 'age', 0, 100)")
+	mustExec(t, root, "CALL dp_domain('people', 'town', '0,1,2')")
+	mustExec(t, root, "CALL dp_privacy_unit('people', 'id', 'person')")
+	mustExec(t, root, "CALL dp_privacy_unit('visits', 'person_id', 'person')")
+	mustExec(t, root, "CALL dp_protect('visits', 10, 1e-6)")
+	mustExec(t, root, "CREATE USER IF NOT EXISTS 'ana'@'%' IDENTIFIED BY 'ana-pw'")
+	mustExec(t, root, "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, CREATE VIEW, DROP, ALTER, EXECUTE, TRIGGER ON demo.* TO 'ana'@'%'")
+	leak := regexp.MustCompile(`person\d`)
+	// With a budget, the suite's plain aggregates are answered with
+	// person-level DP (the point of units); everything else stays refused.
+	dpAnswered := map[string]bool{
+		"SELECT AVG(age) FROM people": true, "SELECT COUNT(*) FROM people WHERE age > 40": true,
+		"SELECT SUM(age) FROM people": true, "SELECT town, COUNT(*) FROM people GROUP BY town": true,
+	}
+	n, answered := 0, 0
+	for _, budget := range []string{"", "SET SESSION dp_epsilon = 1"} {
+		c := ts.connect("ana", "ana-pw", "demo")
+		c.SetMaxOpenConns(1)
+		if budget != "" {
+			mustExec(t, c, budget)
+		}
+		for _, q := range bypassStatements {
+			if !strings.Contains(strings.ToLower(q), "people") || strings.Contains(q, "owner_view") || strings.Contains(q, "ROOTCONN") {
+				continue
+			}
+			n++
+			err := queryErr(c, q)
+			if err == nil && budget != "" && dpAnswered[q] {
+				answered++ // a DP answer (numbers only), charged to the unit
+				continue
+			}
+			if err == nil {
+				t.Errorf("%q, %s: accepted", budget, q)
+				continue
+			}
+			if leak.MatchString(err.Error()) {
+				t.Errorf("%s: error leaks a value: %v", q, err)
+			}
+		}
+		for _, q := range []string{"SELECT * FROM visits", "SELECT SUM(minutes) FROM visits", "SELECT v.minutes FROM visits v JOIN people p ON v.person_id = p.id"} {
+			if err := queryErr(c, q); err == nil {
+				t.Errorf("%q, %s: accepted", budget, q)
+			}
+		}
+	}
+	if n < 60 {
+		t.Fatalf("only %d statements ran", n)
+	}
+	if answered != len(dpAnswered) {
+		t.Fatalf("%d of the %d DP-answerable aggregates were answered", answered, len(dpAnswered))
+	}
+	for _, tbl := range []string{"demo.people", "demo.visits"} {
+		if s := spent(t, root, tbl); s != float64(answered) {
+			t.Fatalf("%s: spent %v after the suite, want %d (the DP answers only)", tbl, s, answered)
+		}
+	}
+	if got := queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger"); got != float64(answered) {
+		t.Fatalf("%v ledger entries after the suite, want %d", got, answered)
+	}
+}
+
+// TestUnitQueriesOverTheWire (issue 27): the three-table shop customers ←
+// orders ← items with the unit declared on customers only (orders and items
+// inherit through their FOREIGN KEYs); an analyst's ordinary aggregate SQL
+// with SET SESSION dp_epsilon compiles through the privacy-unit compiler:
+// one-table, two-table and three-table queries grouped by a customer
+// attribute; a customer with 500 orders moves COUNT by at most C = 1 plus
+// noise; every query spends the one budget dp_budget shows on all three
+// tables; a non-preserving join and raw reads are refused without charge.
+func TestUnitQueriesOverTheWire(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE shop")
+	root := ts.connect("root", rootPW, "shop")
+	mustExec(t, root, "CREATE TABLE customers (id INT PRIMARY KEY, region VARCHAR(16))")
+	mustExec(t, root, "CREATE TABLE orders (id INT PRIMARY KEY, customer_id INT, amount DOUBLE, FOREIGN KEY (customer_id) REFERENCES customers(id))")
+	mustExec(t, root, "CREATE TABLE items (id INT PRIMARY KEY, order_id INT, qty INT, FOREIGN KEY (order_id) REFERENCES orders(id))")
+	var cs, os, is []string
+	for c := 0; c < 201; c++ {
+		cs = append(cs, fmt.Sprintf("(%d, '%s')", c, []string{"north", "south"}[c%2]))
+	}
+	for o := 0; o < 700; o++ {
+		c := 0 // customer 0 (north) has 500 orders
+		if o >= 500 {
+			c = o - 499
+		}
+		os = append(os, fmt.Sprintf("(%d, %d, %d)", o, c, 10))
+		is = append(is, fmt.Sprintf("(%d, %d, 2)", o, o))
+	}
+	mustExec(t, root, "INSERT INTO customers VALUES "+strings.Join(cs, ","))
+	mustExec(t, root, "INSERT INTO orders VALUES "+strings.Join(os, ","))
+	mustExec(t, root, "INSERT INTO items VALUES "+strings.Join(is, ","))
+	mustExec(t, root, "CALL dp_bounds('orders', 'amount', 0, 100)")
+	mustExec(t, root, "CALL dp_bounds('items', 'qty', 0, 10)")
+	mustExec(t, root, "CALL dp_domain('customers', 'region', 'north,south')")
+	mustExec(t, root, "CALL dp_privacy_unit('customers', 'id', 'customer')")
+	mustExec(t, root, "CALL dp_protect('customers', 20, 1e-6)")
+	for _, tbl := range []string{"shop.customers", "shop.orders", "shop.items"} {
+		if got := queryFloat(t, root, "SELECT epsilon_total FROM dp_budget WHERE table_name = ?", tbl); got != 20 {
+			t.Fatalf("%s: ε total %v, want the unit's 20 (inherited through the foreign keys)", tbl, got)
+		}
+	}
+	mustExec(t, root, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
+	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
+	ana := ts.connect("ana", "ana-pw", "shop")
+	ana.SetMaxOpenConns(1)
+	for _, q := range []string{"SELECT * FROM customers", "SELECT * FROM orders", "SELECT * FROM items"} {
+		wantErr(t, ana, q, "protected")
+	}
+	mustExec(t, ana, "SET SESSION dp_epsilon = 1")
+
+	// One table: a customer with 500 orders counts once (C = 1).
+	n := queryFloat(t, ana, "SELECT COUNT(*) FROM orders")
+	if math.Abs(n-201) > 30 { // Laplace scale 1: |noise| > 30 has probability e^-30
+		t.Fatalf("COUNT(*) FROM orders = %v, want 201 persons ± noise (700 rows: the heavy customer must count once)", n)
+	}
+	// Two tables, grouped by a customer attribute.
+	rows, err := ana.Query("SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS s FROM orders o JOIN customers c ON o.customer_id = c.id GROUP BY c.region ORDER BY c.region")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]float64{}
+	for rows.Next() {
+		var r string
+		var c, s float64
+		if err := rows.Scan(&r, &c, &s); err != nil {
+			t.Fatal(err)
+		}
+		got[r] = [2]float64{c, s}
+	}
+	rows.Close()
+	// north: 100 customers + the heavy one; south 100; SUM per person ≤ C·100.
+	if len(got) != 2 || math.Abs(got["north"][0]-101) > 30 || math.Abs(got["south"][0]-100) > 30 ||
+		math.Abs(got["north"][1]-(100*10+100)) > 600 || math.Abs(got["south"][1]-1000) > 600 {
+		t.Fatalf("orders by region %v", got)
+	}
+	// Three tables.
+	var north float64
+	if err := ana.QueryRow("SELECT COUNT(*) FROM items i JOIN orders o ON i.order_id = o.id JOIN customers c ON o.customer_id = c.id WHERE c.region = 'north' GROUP BY c.region").Scan(&north); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(north-101) > 30 {
+		t.Fatalf("items in north %v, want 101 ± noise", north)
+	}
+	spentNow := spent(t, root, "shop.customers")
+	if spentNow != 3 {
+		t.Fatalf("spent %v after three queries at ε = 1", spentNow)
+	}
+	// The same query on the same snapshot: from the cache, no charge.
+	_ = queryFloat(t, ana, "SELECT COUNT(*) FROM orders")
+	// Refused before any charge: a join that does not preserve the unit.
+	wantErr(t, ana, "SELECT COUNT(*) FROM orders o JOIN customers c ON o.id = c.id", "does not preserve")
+	wantErr(t, ana, "SELECT MAX(amount) FROM orders", "not supported")
+	for _, tbl := range []string{"shop.customers", "shop.orders", "shop.items"} {
+		if s := spent(t, root, tbl); s != 3 {
+			t.Fatalf("%s: spent %v, want the unit's 3 on every table", tbl, s)
+		}
+	}
+}
