@@ -18,6 +18,7 @@ import (
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/dpquery/eval"
 	"github.com/dpsql/dpsql/dpquery/rel"
+	"github.com/dpsql/dpsql/dpquery/syntax"
 	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/mechanism/agg"
 )
@@ -103,6 +104,19 @@ func aggErr(format string, a ...any) error {
 // it as usual), and an error naming what to change when it is one that
 // cannot be answered.
 func (g *Planner) Plan(ctx *sql.Context, root sql.Node) (sql.Node, error) {
+	return g.plan(ctx, root)
+}
+
+// clauseOf is the statement's SELECT WITH DIFFERENTIAL_PRIVACY clause, if
+// it has one (stashed by the wire handler, dpquery/syntax).
+func clauseOf(ctx *sql.Context) (*syntax.Rewritten, bool) {
+	if ctx == nil || ctx.Session == nil {
+		return nil, false
+	}
+	return syntax.Stashed(ctx.Session.ID())
+}
+
+func (g *Planner) plan(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 	// Walk down the post-processing wrappers to the GroupBy.
 	var gb *plan.GroupBy
 	var wrappers []sql.Node
@@ -275,6 +289,17 @@ func (g *Planner) Plan(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 			return nil, aggErr("%s is not supported: a DP aggregate query selects GROUP BY columns, COUNT(*), SUM(col) and AVG(col) of bounded columns (MIN, MAX and quantiles of one row are not bounded; use DP_HISTOGRAM)", e)
 		}
 	}
+	if c, ok := clauseOf(ctx); ok {
+		// The table's unit is one row: each row is in one group once, so
+		// max_groups_contributed and max_rows_contributed_per_group hold for
+		// any value ≥ 1; the person-level options do not apply.
+		if c.Options.PrivacyUnitColumn != "" {
+			return nil, aggErr("privacy_unit_column = %s: %s has no declared privacy unit (its unit is one row); the owner declares one with CALL dp_privacy_unit('%s', '<column>', '<unit>'), or leave the option out", c.Options.PrivacyUnitColumn, key, q.table)
+		}
+		if len(c.Bounds) > 0 {
+			return nil, aggErr("contribution_bounds_per_group applies to tables with a privacy unit; %s's unit is one row, and SUM/AVG use the columns' declared bounds (CALL dp_bounds)", key)
+		}
+	}
 	eps, err := sessionEpsilon(ctx, g.cat)
 	if err != nil {
 		return nil, err
@@ -330,7 +355,21 @@ func (g *Planner) planUnit(ctx *sql.Context, root sql.Node, gb *plan.GroupBy, wr
 		return nil, err
 	}
 	opt := rel.Options{Epsilon: eps, Delta: sessionDelta(ctx, g.cat)}
-	leaf, err := rel.PlanGroupBy(gb, opt, nil, rel.CatalogMeta{Cat: g.cat, Schemas: g.env.Store},
+	var bounds []rel.ArgBounds
+	if c, ok := clauseOf(ctx); ok {
+		opt.MaxGroups, opt.MaxRows = c.Options.MaxGroups, c.Options.MaxRows
+		if col := c.Options.PrivacyUnitColumn; col != "" {
+			tbl, name, dotted := strings.Cut(col, ".")
+			if !dotted {
+				tbl, name = "", col
+			}
+			opt.PrivacyUnitColumn = &rel.Col{Table: tbl, Column: name}
+		}
+		for _, b := range c.Bounds {
+			bounds = append(bounds, rel.ArgBounds{Func: b.Func, Arg: b.Arg, Bounds: [2]float64{b.Lo, b.Hi}})
+		}
+	}
+	leaf, err := rel.PlanGroupBy(gb, opt, bounds, rel.CatalogMeta{Cat: g.cat, Schemas: g.env.Store},
 		rel.Deps{Env: g.env, Src: g.env.Store, Cat: g.cat, Fresh: sessionFresh(ctx), Account: functions.UserOf(ctx)})
 	if err != nil {
 		return nil, err
@@ -358,6 +397,12 @@ func hasProtected(n sql.Node, cat *catalog.Catalog) bool {
 // sessionEpsilon is the query's ε: the session's dp_epsilon, else the
 // account's default (CALL dp_defaults).
 func sessionEpsilon(ctx *sql.Context, cat *catalog.Catalog) (float64, error) {
+	if c, ok := clauseOf(ctx); ok {
+		if !(c.Options.Epsilon > 0) {
+			return 0, aggErr("SELECT WITH DIFFERENTIAL_PRIVACY needs OPTIONS(epsilon = <ε>)")
+		}
+		return c.Options.Epsilon, nil
+	}
 	v, err := ctx.GetSessionVariable(ctx, varEpsilon)
 	if err == nil {
 		if f, ok := v.(float64); ok && f > 0 {
@@ -372,6 +417,9 @@ func sessionEpsilon(ctx *sql.Context, cat *catalog.Catalog) (float64, error) {
 
 // sessionDelta is the session's dp_delta, else the account's default δ.
 func sessionDelta(ctx *sql.Context, cat *catalog.Catalog) float64 {
+	if c, ok := clauseOf(ctx); ok {
+		return c.Options.Delta // OPTIONS(delta = …), else 0: no private group selection
+	}
 	if v, err := ctx.GetSessionVariable(ctx, varDelta); err == nil {
 		if f, ok := v.(float64); ok && f > 0 {
 			return f

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"database/sql"
 	"fmt"
 	"math"
 	"regexp"
@@ -202,8 +203,11 @@ func TestAnalystBypassSuiteUnits(t *testing.T) {
 // attribute; a customer with 500 orders moves COUNT by at most C = 1 plus
 // noise; every query spends the one budget dp_budget shows on all three
 // tables; a non-preserving join and raw reads are refused without charge.
-func TestUnitQueriesOverTheWire(t *testing.T) {
-	ts := startServer(t, t.TempDir())
+// setupShop builds the three-table shop (customers ← orders ← items, the
+// unit declared on customers only; customer 0 has 500 orders) with a
+// budget of ε = 20, δ = 10⁻⁶ for the unit.
+func setupShop(t *testing.T, ts *testServer) *sql.DB {
+	t.Helper()
 	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE shop")
 	root := ts.connect("root", rootPW, "shop")
 	mustExec(t, root, "CREATE TABLE customers (id INT PRIMARY KEY, region VARCHAR(16))")
@@ -234,6 +238,12 @@ func TestUnitQueriesOverTheWire(t *testing.T) {
 			t.Fatalf("%s: ε total %v, want the unit's 20 (inherited through the foreign keys)", tbl, got)
 		}
 	}
+	return root
+}
+
+func TestUnitQueriesOverTheWire(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupShop(t, ts)
 	mustExec(t, root, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
 	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
 	ana := ts.connect("ana", "ana-pw", "shop")

@@ -2,6 +2,7 @@ package fastpath
 
 import (
 	"context"
+	"github.com/dpsql/dpsql/dpquery/syntax"
 	"regexp"
 	"strings"
 	"sync"
@@ -67,7 +68,27 @@ func (h *Handler) restarting(c *mysql.Conn, run func(sent *bool) error) error {
 	}
 }
 
+// dpClause rewrites SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(…) (issue 27),
+// which go-mysql-server's parser does not know, into plain SQL and stashes
+// the clause for the DP planner; done() drops it when the statement ends.
+func dpClause(c *mysql.Conn, query string) (rewritten string, done func(), err error) {
+	if !syntax.Maybe(query) || !syntax.Has(query) {
+		return query, func() {}, nil
+	}
+	rw, err := syntax.Rewrite(query)
+	if err != nil {
+		return "", nil, mysql.NewSQLError(mysql.ERParseError, mysql.SSClientError, "%v", err)
+	}
+	syntax.Stash(c.ConnectionID, rw)
+	return rw.SQL, func() { syntax.Drop(c.ConnectionID) }, nil
+}
+
 func (h *Handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
+	query, done, err := dpClause(c, query)
+	if err != nil {
+		return err
+	}
+	defer done()
 	// LOAD DATA LOCAL has read the client's file by the time a restart
 	// could be asked for: it counts as having sent, so it is never
 	// re-executed (the client would be asked for its file twice).
@@ -108,6 +129,11 @@ func isLoadData(query string) bool {
 }
 
 func (h *Handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
+	// The clause is taken in a text of one statement only: in a
+	// multi-statement text it would have to be split first (docs/sql.md).
+	if syntax.Maybe(query) && syntax.Has(query) && !strings.Contains(query, ";") {
+		return "", h.ComQuery(ctx, c, query, callback)
+	}
 	var rest string
 	defer h.pinIfLockingRead(c, query)
 	// A later statement of a multi-statement text keeps the ordinary path.

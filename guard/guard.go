@@ -3,6 +3,7 @@ package guard
 import (
 	"errors"
 	"fmt"
+	"github.com/dpsql/dpsql/dpquery/syntax"
 	"math"
 	"strconv"
 	"strings"
@@ -207,7 +208,9 @@ func (g *Guard) Rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 	fileOK := g.hasGlobal(ctx, sql.PrivilegeType_File)
 	// bi (issue 12): statements that provably read no rows answer empty;
 	// DP aggregate queries are planned by dpquery (PlanDPAgg) instead of refused.
-	if !owner {
+	// A statement with SELECT WITH DIFFERENTIAL_PRIVACY is a DP query for
+	// owners too: never answered exactly because the caller may read rows.
+	if !owner || hasDPClause(ctx) {
 		out, ok, err := g.biRewrite(ctx, n, scope)
 		if ok || err != nil {
 			return out, transform.NewTree, err
@@ -564,4 +567,14 @@ func (g *Guard) ProtectOnCreate(ctx *sql.Context, key string) error {
 		return nil
 	}
 	return g.cat.SetProtected(key, true)
+}
+
+// hasDPClause reports whether the statement carried SELECT WITH
+// DIFFERENTIAL_PRIVACY (stashed by the wire handler).
+func hasDPClause(ctx *sql.Context) bool {
+	if ctx == nil || ctx.Session == nil {
+		return false
+	}
+	_, ok := syntax.Stashed(ctx.Session.ID())
+	return ok
 }
