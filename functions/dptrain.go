@@ -131,6 +131,7 @@ func (p *trainPlan) releasePlan(ctx *sql.Context, e *Env) *releasePlan {
 	info := map[string]any{
 		"kind": p.kind, "model": p.spec.model, "n": p.spec.n,
 		"label": p.spec.label, "features": p.spec.features, "params": p.params,
+		"inputs": p.spec.inputs(), "unused": p.spec.unusedList(),
 	}
 	if p.choice != "" {
 		info["auto"] = p.choice
@@ -155,7 +156,15 @@ func (p *trainPlan) releasePlan(ctx *sql.Context, e *Env) *releasePlan {
 // runPlan reserves the plan's cost, trains and saves the model; dry answers
 // the plan instead.
 func (e *Env) runPlan(ctx *sql.Context, p *trainPlan, dry bool) (any, error) {
-	return e.execute(ctx, p.releasePlan(ctx, e), dry)
+	out, err := e.execute(ctx, p.releasePlan(ctx, e), dry)
+	if err == nil && !dry {
+		// No silent drops: every column the model does not use is named
+		// (the dry run lists them under "unused").
+		for _, u := range p.spec.unused {
+			ctx.Warn(1105, "dp: %s: column %s of %s is not used: %s", p.fn, u.Column, p.spec.ref.key, u.Reason)
+		}
+	}
+	return out, err
 }
 
 func eventList(evs []budget.Event) []map[string]any {
@@ -199,22 +208,26 @@ func (e *Env) autoKind(a trainArgs, delta float64) (string, string, error) {
 		}
 		_, classification = t.Labels[strings.ToLower(c)]
 	} else {
-		classification = len(t.Labels) > 0
+		for _, c := range a.ref.schema {
+			classification = classification || t.IsLabel(c.Name)
+		}
 	}
 	n, err := e.rowCount(a.ref.ctx, a.ref)
 	if err != nil {
 		return "", "", fmt.Errorf("row count of %s: %w", a.ref.key, err)
 	}
-	k := 0
-	if classification {
-		for _, dom := range t.Labels {
-			k = max(k, len(dom))
+	// K and d of the features the kind will train on (public: the
+	// catalog and the schema); errors are left to the kind's planner.
+	k, d := 0, 0
+	if label, err := labelColumn(a.ref, t, a.opts, classification); err == nil {
+		if classification {
+			k = len(t.Labels[strings.ToLower(label)])
 		}
-	}
-	d := len(t.Bounds)
-	if fs, ok := a.opts.list("features"); ok {
-		d = len(fs)
-		a.opts["features"] = strings.Join(fs, ",")
+		if fs, err := featureInputs(a.ref, t, label, a.opts); err == nil {
+			for _, in := range fs.inputs {
+				d += in.Width()
+			}
+		}
 	}
 	in := auto.Inputs{Classification: classification, N: int(n), D: d, K: k, Epsilon: a.eps, Delta: delta}
 	kind, why := auto.Choose(in)

@@ -74,7 +74,7 @@ func (e *Env) planSVMTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	// classification kinds): the SVM's calibration does not depend on the
 	// bounds (rows are scaled into the unit box), so it is planned at the
 	// box split's ε and re-planned on the released box (svm.md §10).
-	bmode, bst, err := boxMode(o, cfg.N, len(cfg.Features), eps, cfg.Delta)
+	bmode, bst, err := boxMode(o, &s, eps, cfg.Delta)
 	if err != nil {
 		return nil, err
 	}

@@ -38,7 +38,7 @@ func planGauss(kind string) planner {
 			return nil, err
 		}
 		// [pbox] box=private|public (default: box.UsePrivate).
-		bmode, bst, err := boxMode(a.opts, int(s.n), len(s.features), a.eps, delta)
+		bmode, bst, err := boxMode(a.opts, &s, a.eps, delta)
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +174,7 @@ func planLogReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	}
 	cfg.N, cfg.Features, cfg.Lo, cfg.Hi, cfg.Label, cfg.Classes = int(s.n), s.features, s.lo, s.hi, s.label, s.classes
 	// [pbox] box=private|public (default: box.UsePrivate).
-	bmode, bst, err := boxMode(a.opts, int(s.n), len(s.features), a.eps, delta)
+	bmode, bst, err := boxMode(a.opts, &s, a.eps, delta)
 	if err != nil {
 		return nil, err
 	}
