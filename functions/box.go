@@ -20,7 +20,7 @@ type boxStage struct {
 	plan  *box.Plan
 	// cols are the coordinates with a private box when some are 0/1
 	// coordinates of an encoder (levels, indicators), which keep their
-	// declared box [−1, 1]; nil: every coordinate.
+	// declared box [0, 1]; nil: every coordinate.
 	cols []int
 }
 

@@ -189,11 +189,37 @@ func (e *Env) trainDelta(a trainArgs) (float64, error) {
 		}
 		return d, nil
 	}
-	st, err := e.Budget.Status(a.ref.key)
+	d, left, err := e.defaultDelta(a.ref.ctx, a.ref.key)
 	if err != nil {
-		return 0, fmt.Errorf("budget of %s: %w", a.ref.key, err)
+		return 0, err
 	}
-	return auto.DefaultDelta(st.DeltaTotal), nil
+	if d > 0 && left < d {
+		// The budget no longer holds a default δ for this account: the
+		// call runs with δ = 0 (pure ε) instead of being refused.
+		if a.ref.ctx != nil {
+			a.ref.ctx.Warn(1105, "dp: the δ left to you on %s (%g) is below the default δ = %g (δ_total/%d): this call runs with δ = 0 (pure ε); pass delta= to spend the rest", a.ref.key, left, d, auto.DeltaReleases)
+		}
+		return 0, nil
+	}
+	return d, nil
+}
+
+// defaultDelta is the default δ of a training on table key (δ_total/10 of
+// its budget, 0 without one) and the δ the account may still spend there.
+func (e *Env) defaultDelta(ctx *sql.Context, key string) (d, left float64, err error) {
+	st, err := e.Budget.Status(key)
+	if err != nil {
+		return 0, 0, fmt.Errorf("budget of %s: %w", key, err)
+	}
+	d = auto.DefaultDelta(st.DeltaTotal)
+	if d == 0 {
+		return 0, 0, nil
+	}
+	me, err := e.Budget.UserStatus(key, user(ctx))
+	if err != nil {
+		return 0, 0, fmt.Errorf("budget of %s: %w", key, err)
+	}
+	return d, me.DeltaLeft, nil
 }
 
 // autoKind resolves kind=auto from public quantities: the label column's

@@ -1,6 +1,7 @@
 package functions
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -243,7 +244,15 @@ func (e *Env) declareDomain(ctx *sql.Context, proc, name, column, values string)
 	}
 	var domain []string
 	seen := map[string]bool{}
-	for _, v := range strings.Split(values, ",") {
+	// A level with a comma is declared with the JSON form '["a", "b, c"]';
+	// anything else (also a list whose first level starts with '[') is
+	// split at commas.
+	list := strings.Split(values, ",")
+	var arr []string
+	if t := strings.TrimSpace(values); strings.HasPrefix(t, "[") && json.Unmarshal([]byte(t), &arr) == nil {
+		list = arr
+	}
+	for _, v := range list {
 		v = strings.TrimSpace(v)
 		if v == "" {
 			return nil, fmt.Errorf("%s: empty value in the list %q", proc, values)

@@ -126,9 +126,10 @@ func (e *Encoder) Features() []string {
 }
 
 // Bounds is the public box of every encoded row: the declared bounds of a
-// numeric value, [−1, 1] for a 0/1 coordinate (so that the kinds' affine
-// map to [−1, 1] leaves 0 at 0 and 1 at 1, and a block of zeros contributes
-// nothing to a row's norm).
+// numeric value, [0, 1] for a 0/1 coordinate. The kinds map each box to
+// [−1, 1], so a level is ±1 — the hand encoding's dummy column, which
+// keeps every row on the surface of the kinds' unit ball (the largest
+// signal for the noise the ball's radius calibrates; encoding.md §3).
 func (e *Encoder) Bounds() (lo, hi []float64) {
 	lo, hi = make([]float64, 0, e.dim), make([]float64, 0, e.dim)
 	for _, in := range e.Inputs {
@@ -139,7 +140,7 @@ func (e *Encoder) Bounds() (lo, hi []float64) {
 			if in.Encoding == EncodeNumeric && k == 0 {
 				continue
 			}
-			lo, hi = append(lo, -1), append(hi, 1)
+			lo, hi = append(lo, 0), append(hi, 1)
 		}
 	}
 	return lo, hi
