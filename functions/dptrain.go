@@ -73,7 +73,13 @@ func (e *Env) dpTrain(ctx *sql.Context, args []any) (any, error) {
 		if tune { // [sel2]
 			return nil, fmt.Errorf("tune=1 supports kinds %s, not %q", tuneKinds, kind)
 		}
-		p, err := e.planDelegate(ctx, kind, a)
+		delegate := func(a trainArgs) (*trainPlan, error) { return e.planDelegate(ctx, kind, a) }
+		var p *trainPlan
+		if kind == mechanism.KindLSQ {
+			p, err = delegate(a)
+		} else {
+			p, err = e.planClassifier(a, kind, delegate) // issue 28: the prior rule
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +109,14 @@ func (e *Env) dpTrain(ctx *sql.Context, args []any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown kind %q for DP_TRAIN (want %s)", kind, strings.Join(trainKindNames(), ", "))
 	}
-	p, err := pl(e, a, delta)
+	var p *trainPlan
+	if kind == mechanism.KindLinReg {
+		p, err = pl(e, a, delta)
+	} else {
+		// Issue 28: the classification kinds release their model or the
+		// DP class prior (prior.go).
+		p, err = e.planClassifier(a, kind, func(a trainArgs) (*trainPlan, error) { return pl(e, a, delta) })
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -225,35 +238,9 @@ func (e *Env) defaultDelta(ctx *sql.Context, key string) (d, left float64, err e
 // autoKind resolves kind=auto from public quantities: the label column's
 // catalog entry (a declared domain means classification), n, d, K, ε, δ.
 func (e *Env) autoKind(a trainArgs, delta float64) (string, string, error) {
-	t, _ := e.Catalog.Table(a.ref.key)
-	classification := false
-	if lbl, ok := a.opts["label"]; ok {
-		c, err := a.ref.column(lbl)
-		if err != nil {
-			return "", "", err
-		}
-		_, classification = t.Labels[strings.ToLower(c)]
-	} else {
-		for _, c := range a.ref.schema {
-			classification = classification || t.IsLabel(c.Name)
-		}
-	}
-	n, err := e.rowCount(a.ref.ctx, a.ref)
+	classification, n, d, k, err := e.shape(a)
 	if err != nil {
-		return "", "", fmt.Errorf("row count of %s: %w", a.ref.key, err)
-	}
-	// K and d of the features the kind will train on (public: the
-	// catalog and the schema); errors are left to the kind's planner.
-	k, d := 0, 0
-	if label, err := labelColumn(a.ref, t, a.opts, classification); err == nil {
-		if classification {
-			k = len(t.Labels[strings.ToLower(label)])
-		}
-		if fs, err := featureInputs(a.ref, t, label, a.opts); err == nil {
-			for _, in := range fs.inputs {
-				d += in.Width()
-			}
-		}
+		return "", "", err
 	}
 	in := auto.Inputs{Classification: classification, N: int(n), D: d, K: k, Epsilon: a.eps, Delta: delta}
 	kind, why := auto.Choose(in)
@@ -264,6 +251,39 @@ func (e *Env) autoKind(a trainArgs, delta float64) (string, string, error) {
 		}
 	}
 	return kind, why, nil
+}
+
+// shape is the public shape of a training on a's table: classification
+// (the label has a declared domain), n, d (encoded features) and K (the
+// label's domain size), from the catalog, the schema and the row count.
+// Errors in label= or features= are left to the kind's planner (d, K = 0).
+func (e *Env) shape(a trainArgs) (classification bool, n int64, d, k int, err error) {
+	t, _ := e.Catalog.Table(a.ref.key)
+	if lbl, ok := a.opts["label"]; ok {
+		c, err := a.ref.column(lbl)
+		if err != nil {
+			return false, 0, 0, 0, err
+		}
+		_, classification = t.Labels[strings.ToLower(c)]
+	} else {
+		for _, c := range a.ref.schema {
+			classification = classification || t.IsLabel(c.Name)
+		}
+	}
+	if n, err = e.rowCount(a.ref.ctx, a.ref); err != nil {
+		return false, 0, 0, 0, fmt.Errorf("row count of %s: %w", a.ref.key, err)
+	}
+	if label, err := labelColumn(a.ref, t, a.opts, classification); err == nil {
+		if classification {
+			k = len(t.Labels[strings.ToLower(label)])
+		}
+		if fs, err := featureInputs(a.ref, t, label, a.opts); err == nil {
+			for _, in := range fs.inputs {
+				d += in.Width()
+			}
+		}
+	}
+	return classification, n, d, k, nil
 }
 
 // takeBool removes a 0/1/true/false option.

@@ -96,7 +96,7 @@ func (e *Env) planSVMTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 		params: svmParams(tr, bmode, s.label, s.features), scales: svmScales(tr), hyper: hyper,
 		mechanism: "Rubinstein et al. private SVM: output perturbation of the regularised hinge/Huber minimiser"}
 	p.train = func() (*mechanism.Model, error) {
-		X, y, err := e.loadClassification(p.spec)
+		X, y, err := e.classificationData(&p.spec)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", ref.key, err)
 		}

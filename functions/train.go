@@ -34,6 +34,10 @@ type trainSpec struct {
 	// indicators) into features; nil: features are the raw columns.
 	enc    *mechanism.Encoder
 	unused []unusedColumn
+	// X, y are the rows a classification read (classificationData), kept
+	// for the prior selection (prior.go).
+	X [][]float64
+	y []int
 }
 
 // inputs describes the raw input columns in DP_PREDICT order with their

@@ -28,6 +28,7 @@ func (e *Env) classificationData(s *trainSpec) ([][]float64, []int, error) {
 		return nil, nil, fmt.Errorf("read %s: %w", s.ref.key, err)
 	}
 	s.n = int64(len(X))
+	s.X, s.y = X, y
 	return X, y, nil
 }
 

@@ -130,6 +130,11 @@ func (m *Model) Predict(x []float64) (Prediction, error) {
 		return Prediction{}, fmt.Errorf("model expects %d features, got %d", len(m.Features), len(x))
 	}
 	switch m.Kind {
+	case KindPrior:
+		if len(m.Weights) != 1 || len(m.Weights[0]) != len(m.Classes) {
+			return Prediction{}, fmt.Errorf("prior model has %d weight vectors for %d classes", len(m.Weights), len(m.Classes))
+		}
+		return Prediction{Class: m.Classes[argmax(m.Weights[0])], IsClass: true}, nil
 	case KindSVM, KindLDA, KindLogReg:
 		phi := m.featureMap(x)
 		if len(m.Weights) == 1 && len(m.Classes) == 2 {
