@@ -20,13 +20,18 @@ func PriorCounts(y []int, k int, eps float64) ([]float64, error) {
 	if k < 2 || !(eps > 0) || math.IsInf(eps, 0) {
 		return nil, fmt.Errorf("prior: need k ≥ 2 classes and a positive finite ε, got k = %d, ε = %v", k, eps)
 	}
+	return noisyCounts(y, k, 2/eps)
+}
+
+// noisyCounts adds Laplace noise of the given scale to the class counts.
+func noisyCounts(y []int, k int, scale float64) ([]float64, error) {
 	c := make([]float64, k)
 	for _, v := range y {
 		if v >= 0 && v < k {
 			c[v]++
 		}
 	}
-	if err := noise.AddLaplaceVec(c, 2/eps); err != nil {
+	if err := noise.AddLaplaceVec(c, scale); err != nil {
 		return nil, fmt.Errorf("prior: %w", err)
 	}
 	return c, nil
@@ -141,7 +146,11 @@ func Correct(m *Model, X [][]float64, y []int) (int64, error) {
 // 0. One row changes each count by at most 1, so the difference by at most
 // 2: the one released bit is ε-DP.
 func SelectModel(correctModel, correctPrior int64, eps float64) (bool, error) {
-	v, err := noise.AddLaplace(float64(correctModel-correctPrior), 2/eps)
+	return selectScale(correctModel, correctPrior, 2/eps)
+}
+
+func selectScale(correctModel, correctPrior int64, scale float64) (bool, error) {
+	v, err := noise.AddLaplace(float64(correctModel-correctPrior), scale)
 	if err != nil {
 		return false, fmt.Errorf("prior selection: %w", err)
 	}
