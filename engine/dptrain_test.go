@@ -80,7 +80,7 @@ func TestDPTrainEndToEnd(t *testing.T) {
 	wantErr(t, ana, "SELECT DP_TRAIN('iris', 0.5, 'forest')", "unknown kind")
 	wantErr(t, ana, "SELECT DP_TRAIN('iris', 0.5, 'lda', 'depth=3')", "depth")
 	wantErr(t, ana, "SELECT DP_TRAIN('iris', 0.5, 'lda', 'delta=2')", "delta")
-	str("SELECT DP_TRAIN('iris', 0.5, 'gnb', 'model=taken')")
+	str("SELECT DP_TRAIN('iris', 0.5, 'gnb', 'model=taken; prior=off')")
 	before++
 	spentBefore += 0.5
 	wantErr(t, ana, "SELECT DP_TRAIN('iris', 0.5, 'gnb', 'model=taken')", "taken")

@@ -105,16 +105,16 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 	if regime == regimePrior {
 		// The DP class prior alone, with the whole ε.
 		p.kind, p.events = mechanism.KindPrior, []budget.Event{mechanism.PriorEvent(a.eps)}
-		p.mechanism = fmt.Sprintf("DP class prior: class counts + Laplace(2/ε), the largest predicted for every row "+
+		p.mechanism = fmt.Sprintf("DP class prior: a large class by permute-and-flip on the class counts, predicted for every row "+
 			"(n·ε/(F·K') = %.3g < %v: a %s model would be noise)", ratio, priorMinRatio, kind)
-		p.scales = map[string]float64{"laplace_scale": 2 / a.eps, "prior_ratio": ratio}
+		p.scales = map[string]float64{"permute_and_flip_epsilon": a.eps, "prior_ratio": ratio}
 		p.params = paramString("kind", mechanism.KindPrior, "instead_of", kind, "label", p.spec.label, "features", p.spec.features)
 		p.train = func() (*mechanism.Model, error) {
 			_, y, err := e.classificationData(&p.spec)
 			if err != nil {
 				return nil, err
 			}
-			counts, err := mechanism.PriorCounts(y, len(p.spec.classes), a.eps)
+			class, err := mechanism.PriorClass(y, len(p.spec.classes), a.eps)
 			if err != nil {
 				return nil, err
 			}
@@ -122,7 +122,7 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 			if err != nil {
 				return nil, err
 			}
-			return mechanism.NewPriorModel(&mechanism.Model{Label: p.spec.label, Features: p.spec.features, Classes: p.spec.classes, Scaler: sc}, counts), nil
+			return mechanism.NewPriorModel(&mechanism.Model{Label: p.spec.label, Features: p.spec.features, Classes: p.spec.classes, Scaler: sc}, class), nil
 		}
 		return p, nil
 	}
@@ -134,11 +134,11 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 		p.scales = map[string]float64{}
 	}
 	p.scales["prior_epsilon"], p.scales["selection_epsilon"], p.scales["kind_epsilon"] = epsPrior, epsSel, inner.eps
-	what := "then the model or the DP class prior, whichever a private selection on the training rows finds more accurate (Laplace(2/ε_sel) on the difference of correct counts)"
+	what := "then the model or the DP class prior (a class by permute-and-flip on the counts at ε_prior), whichever a private selection on the training rows finds more accurate (Laplace(2/ε_sel) on the difference of correct counts)"
 	if balanced {
-		what = "balanced: the class scores adjusted by the DP log-priors (logit adjustment)"
+		what = "balanced: the class scores adjusted by the DP log-priors (class counts + Laplace(2/ε_prior); logit adjustment)"
 	}
-	p.mechanism += fmt.Sprintf("; DP class counts (Laplace(2/ε_prior)), %s", what)
+	p.mechanism += fmt.Sprintf("; %s", what)
 	train := p.train
 	p.train = func() (*mechanism.Model, error) {
 		m, err := train()
@@ -146,15 +146,15 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 			return nil, err
 		}
 		X, y := p.spec.X, p.spec.y
-		counts, err := mechanism.PriorCounts(y, len(p.spec.classes), epsPrior)
-		if err != nil {
-			return nil, err
-		}
 		if m.Params == nil {
 			m.Params = map[string]float64{}
 		}
 		m.Params["prior_epsilon"] = epsPrior
 		if balanced {
+			counts, err := mechanism.PriorCounts(y, len(p.spec.classes), epsPrior)
+			if err != nil {
+				return nil, err
+			}
 			if err := mechanism.LogitAdjust(m, counts); err != nil {
 				return nil, err
 			}
@@ -162,7 +162,11 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 			return m, nil
 		}
 		m.Label, m.Features = p.spec.label, p.spec.features
-		prior := mechanism.NewPriorModel(m, counts)
+		class, err := mechanism.PriorClass(y, len(p.spec.classes), epsPrior)
+		if err != nil {
+			return nil, err
+		}
+		prior := mechanism.NewPriorModel(m, class)
 		cm, err := mechanism.Correct(m, X, y)
 		if err != nil {
 			return nil, err

@@ -25,19 +25,14 @@ func PriorCounts(y []int, k int, eps float64) ([]float64, error) {
 
 // noisyCounts adds Laplace noise of the given scale to the class counts.
 func noisyCounts(y []int, k int, scale float64) ([]float64, error) {
-	c := make([]float64, k)
-	for _, v := range y {
-		if v >= 0 && v < k {
-			c[v]++
-		}
-	}
+	c := classCounts(y, k)
 	if err := noise.AddLaplaceVec(c, scale); err != nil {
 		return nil, fmt.Errorf("prior: %w", err)
 	}
 	return c, nil
 }
 
-// PriorEvent is the accountant's record of PriorCounts at ε.
+// PriorEvent is the accountant's record of PriorCounts or PriorClass at ε.
 func PriorEvent(eps float64) budget.Event { return budget.Event{Kind: budget.Laplace, Epsilon: eps} }
 
 // argmax of noisy counts (first on ties: a fixed rule).
@@ -51,12 +46,57 @@ func argmax(c []float64) int {
 	return best
 }
 
-// NewPriorModel is the constant model predicting the class of the largest
-// noisy count. It keeps the trained model's label, features, inputs and
-// scaler so that DP_PREDICT takes the same arguments.
-func NewPriorModel(like *Model, counts []float64) *Model {
-	w := make([]float64, len(counts))
-	w[argmax(counts)] = 1 // only the argmax is kept: a one-hot of the winner
+// PriorClass releases the index of a large class count of y by
+// permute-and-flip (McKenna & Sheldon, NeurIPS 2020) with utility the
+// count: replacing one row changes every count by at most 1 (Δu = 1), so
+// visiting the classes in a uniformly random order and accepting class r
+// with probability exp(ε(c_r − c*)/2) (c* the largest count) is ε-DP, and
+// it never picks a worse class more often than the exponential mechanism
+// does. Every class gets its coin (time independent of the counts).
+func PriorClass(y []int, k int, eps float64) (int, error) {
+	if k < 2 || !(eps > 0) || math.IsInf(eps, 0) {
+		return 0, fmt.Errorf("prior: need k ≥ 2 classes and a positive finite ε, got k = %d, ε = %v", k, eps)
+	}
+	return permuteAndFlip(classCounts(y, k), eps/2), nil
+}
+
+func classCounts(y []int, k int) []float64 {
+	c := make([]float64, k)
+	for _, v := range y {
+		if v >= 0 && v < k {
+			c[v]++
+		}
+	}
+	return c
+}
+
+// permuteAndFlip accepts candidate r with probability exp(rate·(u_r − u*)).
+func permuteAndFlip(u []float64, rate float64) int {
+	best := u[argmax(u)]
+	order := make([]int, len(u))
+	for i := range order {
+		order[i] = i
+	}
+	for i := len(order) - 1; i > 0; i-- { // Fisher–Yates
+		j := int(noise.IntN(uint64(i + 1)))
+		order[i], order[j] = order[j], order[i]
+	}
+	chosen := -1
+	for _, r := range order {
+		// The best candidate accepts with probability 1 (Uniform < 1).
+		if noise.Uniform() < math.Exp(rate*(u[r]-best)) && chosen < 0 {
+			chosen = r
+		}
+	}
+	return chosen
+}
+
+// NewPriorModel is the constant model predicting class. It keeps the
+// trained model's label, features, inputs and scaler so that DP_PREDICT
+// takes the same arguments.
+func NewPriorModel(like *Model, class int) *Model {
+	w := make([]float64, len(like.Classes))
+	w[class] = 1
 	return &Model{Kind: KindPrior, Label: like.Label, Features: like.Features, Inputs: like.Inputs,
 		Classes: like.Classes, Scaler: like.Scaler, Weights: [][]float64{w}}
 }

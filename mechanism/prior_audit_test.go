@@ -110,3 +110,51 @@ func TestAuditPriorSelection(t *testing.T) {
 func TestAuditPriorSelectionHalfSensitivityCaught(t *testing.T) {
 	audit.RequireCatch(t, selectSampler(t, 1/priorAuditEps), priorAuditEps, audit.Config{N: 40000})
 }
+
+// classSampler releases permute-and-flip's class on the neighbours' counts
+// at the given rate (ε/2 is the claim) and returns 1 if it is class 0.
+func classSampler(ys [2][]int, k int, rate float64) audit.Sampler {
+	return func(side int) float64 {
+		if permuteAndFlip(classCounts(ys[side], k), rate) == 0 {
+			return 1
+		}
+		return 0
+	}
+}
+
+// Neighbours for the prior's class: counts (3, 2, 1) in D; the last row
+// moves from class 0 to class 1 in D′: (2, 3, 1).
+func pfNeighbours() [2][]int {
+	base := []int{0, 0, 1, 1, 2}
+	return [2][]int{append(append([]int(nil), base...), 0), append(append([]int(nil), base...), 1)}
+}
+
+func TestAuditPriorClass(t *testing.T) {
+	audit.RequirePass(t, classSampler(pfNeighbours(), 3, priorAuditEps/2), priorAuditEps, audit.Config{N: 40000})
+}
+
+// TestAuditPriorClassThirdSensitivityCaught: permute-and-flip calibrated for
+// Δu = 1/3 (rate 3ε/2) is caught on these neighbours.
+func TestAuditPriorClassThirdSensitivityCaught(t *testing.T) {
+	audit.RequireCatch(t, classSampler(pfNeighbours(), 3, 3*priorAuditEps/2), priorAuditEps, audit.Config{N: 40000})
+}
+
+// TestPriorClassPrefersLargeCounts: with a gap of 40 at ε = 1 the largest
+// class is chosen (P(other) ≤ 2·e^{−20}); the result is always a class.
+func TestPriorClassPrefersLargeCounts(t *testing.T) {
+	var y []int
+	for i := 0; i < 100; i++ {
+		y = append(y, 1)
+	}
+	for i := 0; i < 60; i++ {
+		y = append(y, 0, 2)
+	}
+	for r := 0; r < 200; r++ {
+		if c, err := PriorClass(y[:160], 3, 1); err != nil || c != 1 {
+			t.Fatalf("PriorClass = %d, %v; want 1", c, err)
+		}
+	}
+	if _, err := PriorClass(y, 1, 1); err == nil {
+		t.Fatal("one class accepted")
+	}
+}
