@@ -157,15 +157,8 @@ func (e *Env) dpEvaluate(ctx *sql.Context, args []any) (any, error) {
 // evaluatePublic is DP_EVALUATE on an unprotected table: the exact metric,
 // no charge, no ledger entry (dry_run=1 says so).
 func (e *Env) evaluatePublic(ctx *sql.Context, args []any) (any, error) {
-	o, err := optionsArg(args, 3)
+	dry, err := dryRunOnly(args, 3)
 	if err != nil {
-		return nil, err
-	}
-	dry, err := dryRunOption(o)
-	if err != nil {
-		return nil, err
-	}
-	if err := o.unknown(); err != nil {
 		return nil, err
 	}
 	p, err := e.planEvaluate(ctx, args)

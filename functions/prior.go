@@ -45,21 +45,13 @@ func priorRatio(n int64, d, k int, eps float64) float64 {
 // options prior=auto|off and objective=accuracy|balanced (taken here).
 // plan is the kind's planner; it is called once, at the kind's share of ε.
 func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*trainPlan, error)) (*trainPlan, error) {
-	mode, _ := a.opts.take("prior")
-	mode = strings.ToLower(strings.TrimSpace(mode))
-	if mode == "" {
-		mode = "auto"
+	mode, err := takeChoice(a.opts, "prior", "auto", "off")
+	if err != nil {
+		return nil, err
 	}
-	if mode != "auto" && mode != "off" {
-		return nil, fmt.Errorf("prior must be auto or off, got %q", mode)
-	}
-	obj, _ := a.opts.take("objective")
-	obj = strings.ToLower(strings.TrimSpace(obj))
-	if obj == "" {
-		obj = "accuracy"
-	}
-	if obj != "accuracy" && obj != "balanced" {
-		return nil, fmt.Errorf("objective must be accuracy or balanced, got %q", obj)
+	obj, err := takeChoice(a.opts, "objective", "accuracy", "balanced")
+	if err != nil {
+		return nil, err
 	}
 	balanced := obj == "balanced"
 	if balanced && !slices.Contains(mechanism.BalancedKinds, kind) {
@@ -187,4 +179,18 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 		return m, nil
 	}
 	return p, nil
+}
+
+// takeChoice takes option k, one of choices (lower case; absent: the
+// first).
+func takeChoice(o options, k string, choices ...string) (string, error) {
+	v, _ := o.take(k)
+	v = strings.ToLower(strings.TrimSpace(v))
+	if v == "" {
+		return choices[0], nil
+	}
+	if !slices.Contains(choices, v) {
+		return "", fmt.Errorf("%s must be %s, got %q", k, strings.Join(choices, " or "), v)
+	}
+	return v, nil
 }

@@ -356,19 +356,5 @@ func (e *Env) dropModel(ctx *sql.Context, name string) (sql.RowIter, error) {
 // LabelString renders a stored label value the way label domains are
 // declared: integers without a decimal point, floats in shortest form.
 func LabelString(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			return fmt.Sprintf("%d", int64(x))
-		}
-		return fmt.Sprintf("%v", x)
-	case float32:
-		return LabelString(float64(x))
-	default:
-		return fmt.Sprintf("%v", x)
-	}
+	return mechanism.LevelString(v) // one rule for labels and categorical levels
 }

@@ -172,19 +172,7 @@ func (e *Encoder) Encode(dst []float64, raw []any) []float64 {
 	for i, in := range e.Inputs {
 		o := e.off[i]
 		if in.Encoding == EncodeOneHot {
-			w := in.Width()
-			for k := 0; k < w; k++ {
-				dst[o+k] = 0
-			}
-			k, ok := -1, false
-			if raw[i] != nil {
-				k, ok = e.index[i][LevelString(raw[i])]
-			}
-			if ok {
-				dst[o+k] = 1
-			} else if in.NullLevel {
-				dst[o+w-1] = 1
-			}
+			e.encodeLevel(dst[o:], i, raw[i] != nil, raw[i])
 			continue
 		}
 		v, ok := NumberOf(raw[i])
@@ -203,24 +191,30 @@ func (e *Encoder) EncodeFloats(dst, raw []float64) []float64 {
 	for i, in := range e.Inputs {
 		o := e.off[i]
 		if in.Encoding == EncodeOneHot {
-			w := in.Width()
-			for k := 0; k < w; k++ {
-				dst[o+k] = 0
-			}
-			k, ok := -1, false
-			if !math.IsNaN(raw[i]) {
-				k, ok = e.index[i][LevelString(raw[i])]
-			}
-			if ok {
-				dst[o+k] = 1
-			} else if in.NullLevel {
-				dst[o+w-1] = 1
-			}
+			e.encodeLevel(dst[o:], i, !math.IsNaN(raw[i]), raw[i])
 			continue
 		}
 		e.encodeNumber(dst[o:], in, raw[i], !math.IsNaN(raw[i]))
 	}
 	return dst
+}
+
+// encodeLevel writes input i's one-hot block: the level of v (present: not
+// NULL), else the NULL level (all zeros without one).
+func (e *Encoder) encodeLevel(dst []float64, i int, present bool, v any) {
+	w := e.Inputs[i].Width()
+	for k := 0; k < w; k++ {
+		dst[k] = 0
+	}
+	k, ok := -1, false
+	if present {
+		k, ok = e.index[i][LevelString(v)]
+	}
+	if ok {
+		dst[k] = 1
+	} else if e.Inputs[i].NullLevel {
+		dst[w-1] = 1
+	}
 }
 
 // encodeNumber: transform, clip to the bounds; NULL (or NaN after the
