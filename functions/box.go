@@ -50,8 +50,11 @@ func boxMode(o options, s *trainSpec, eps, delta float64) (string, *boxStage, er
 	default:
 		return "", nil, fmt.Errorf("box must be %q or %q, got %q", box.ModePrivate, box.ModePublic, v)
 	}
-	if mode == box.ModePrivate && d == 0 {
-		return "", nil, fmt.Errorf("box=private needs a numeric feature; every feature of %s is categorical", s.ref.key)
+	if d == 0 {
+		if mode == box.ModePrivate && v != "" && !strings.EqualFold(strings.TrimSpace(v), "auto") {
+			return "", nil, fmt.Errorf("box=private needs a numeric feature; every feature of %s is categorical", s.ref.key)
+		}
+		return box.ModePublic, nil, nil // nothing to box: every coordinate is 0/1
 	}
 	if mode == box.ModePublic {
 		return mode, nil, nil

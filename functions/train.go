@@ -225,7 +225,11 @@ func featureInputs(ref tableRef, t catalog.Table, label string, o options) (feat
 			return in, ""
 		}
 		if dom, ok := t.Labels[col]; ok {
-			return mechanism.Input{Column: c.Name, Encoding: mechanism.EncodeOneHot, Levels: dom, NullLevel: c.Nullable}, ""
+			// NULL (and a value outside the domain) is the all-zeros
+			// block: after the kinds' map of [0, 1] to [−1, 1] it is a
+			// point of its own (the reference level of dummy coding), so
+			// a NULL coordinate would only add a dimension (encoding.md §3).
+			return mechanism.Input{Column: c.Name, Encoding: mechanism.EncodeOneHot, Levels: dom}, ""
 		}
 		return mechanism.Input{}, "no declared bounds (dp_bounds) or domain (dp_domain)"
 	}
