@@ -228,7 +228,7 @@ func (e *Env) defaultDelta(ctx *sql.Context, key string) (d, left float64, err e
 	if d == 0 {
 		return 0, 0, nil
 	}
-	me, err := e.Budget.UserStatus(key, user(ctx))
+	me, err := e.Budget.UserStatus(key, UserOf(ctx))
 	if err != nil {
 		return 0, 0, fmt.Errorf("budget of %s: %w", key, err)
 	}
