@@ -36,6 +36,11 @@ type Table struct {
 	Protected bool                `json:"protected"`
 	Bounds    map[string]Bound    `json:"bounds,omitempty"` // by lower-case column name
 	Labels    map[string][]string `json:"labels,omitempty"` // by lower-case column name, declared order
+	// Domains marks the columns of Labels declared with dp_domain (a
+	// categorical column: a feature of DP_TRAIN, not a label candidate);
+	// an entry of Labels without the mark was declared with dp_labels
+	// (catalogs written before the mark existed: every entry).
+	Domains map[string]bool `json:"domains,omitempty"`
 	// Clip marks bounded columns whose rows may hold values outside the
 	// bounds (CALL dp_bounds(…, 'clip')): every DP read clips them.
 	Clip map[string]bool `json:"clip,omitempty"`
@@ -148,6 +153,12 @@ func (c *Catalog) update(key string, fn func(t *Table) error) error {
 		for k, v := range old.Labels {
 			t.Labels[k] = v
 		}
+		for k, v := range old.Domains {
+			if t.Domains == nil {
+				t.Domains = map[string]bool{}
+			}
+			t.Domains[k] = v
+		}
 		for k, v := range old.Clip {
 			if t.Clip == nil {
 				t.Clip = map[string]bool{}
@@ -234,10 +245,33 @@ func (t Table) ReadOf(column string) Read {
 
 // SetLabels declares the public label domain of a column (order kept).
 func (c *Catalog) SetLabels(key, column string, values []string) error {
+	return c.SetDomain(key, column, values, false)
+}
+
+// SetDomain declares the public domain of a column (order kept): a label
+// (dp_labels) or, with categorical, a categorical column (dp_domain).
+func (c *Catalog) SetDomain(key, column string, values []string, categorical bool) error {
+	col := strings.ToLower(column)
 	return c.update(key, func(t *Table) error {
-		t.Labels[strings.ToLower(column)] = append([]string(nil), values...)
+		t.Labels[col] = append([]string(nil), values...)
+		if categorical {
+			if t.Domains == nil {
+				t.Domains = map[string]bool{}
+			}
+			t.Domains[col] = true
+		} else {
+			delete(t.Domains, col)
+		}
 		return nil
 	})
+}
+
+// IsLabel reports whether column has a domain declared as a label
+// (dp_labels), not as a categorical column (dp_domain).
+func (t Table) IsLabel(column string) bool {
+	col := strings.ToLower(column)
+	_, ok := t.Labels[col]
+	return ok && !t.Domains[col]
 }
 
 // Forget removes everything known about a table (used when it is dropped).

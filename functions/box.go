@@ -18,11 +18,26 @@ import (
 type boxStage struct {
 	split box.Split
 	plan  *box.Plan
+	// cols are the coordinates with a private box when some are 0/1
+	// coordinates of an encoder (levels, indicators), which keep their
+	// declared box [0, 1]; nil: every coordinate.
+	cols []int
 }
 
-// boxMode resolves the box= option (public inputs only): the mode and the
-// stage (nil for public).
-func boxMode(o options, n, d int, eps, delta float64) (string, *boxStage, error) {
+// boxMode resolves the box= option (public inputs only) for the features of
+// s: the mode and the stage (nil for public). Only numeric coordinates get
+// a private box: a 0/1 coordinate's declared box is already its range.
+func boxMode(o options, s *trainSpec, eps, delta float64) (string, *boxStage, error) {
+	n, d := int(s.n), len(s.features)
+	var cols []int
+	if s.enc != nil {
+		for j, num := range s.enc.Numeric() {
+			if num {
+				cols = append(cols, j)
+			}
+		}
+		d = len(cols)
+	}
 	v, _ := o.take("box")
 	mode := strings.ToLower(strings.TrimSpace(v))
 	switch mode {
@@ -35,6 +50,12 @@ func boxMode(o options, n, d int, eps, delta float64) (string, *boxStage, error)
 	default:
 		return "", nil, fmt.Errorf("box must be %q or %q, got %q", box.ModePrivate, box.ModePublic, v)
 	}
+	if d == 0 {
+		if mode == box.ModePrivate && v != "" && !strings.EqualFold(strings.TrimSpace(v), "auto") {
+			return "", nil, fmt.Errorf("box=private needs a numeric feature; every feature of %s is categorical", s.ref.key)
+		}
+		return box.ModePublic, nil, nil // nothing to box: every coordinate is 0/1
+	}
 	if mode == box.ModePublic {
 		return mode, nil, nil
 	}
@@ -42,7 +63,20 @@ func boxMode(o options, n, d int, eps, delta float64) (string, *boxStage, error)
 	if err != nil {
 		return "", nil, err
 	}
+	st.cols = cols
 	return mode, st, nil
+}
+
+// project returns the coordinates cols of v (v itself when cols is nil).
+func (b *boxStage) project(v []float64) []float64 {
+	if b.cols == nil {
+		return v
+	}
+	out := make([]float64, len(b.cols))
+	for i, j := range b.cols {
+		out[i] = v[j]
+	}
+	return out
 }
 
 func newBoxStage(n, d int, eps, delta float64) (*boxStage, error) {
@@ -89,7 +123,7 @@ func (b *boxStage) planFor(n int, lo, hi []float64) error {
 	if b == nil {
 		return nil
 	}
-	p, err := box.New(n, lo, hi, b.split.EpsQ, 0)
+	p, err := box.New(n, b.project(lo), b.project(hi), b.split.EpsQ, 0)
 	if err != nil {
 		return err
 	}
@@ -108,11 +142,31 @@ func (b *boxStage) release(X [][]float64, lo, hi []float64) ([]float64, []float6
 			return nil, nil, err
 		}
 	}
-	r, err := b.plan.Release(X)
+	if b.cols == nil {
+		r, err := b.plan.Release(X)
+		if err != nil {
+			return nil, nil, err
+		}
+		return r.Lo, r.Hi, nil
+	}
+	sub := make([][]float64, len(X))
+	back := make([]float64, len(X)*len(b.cols))
+	for i, x := range X {
+		r := back[i*len(b.cols) : (i+1)*len(b.cols)]
+		for k, j := range b.cols {
+			r[k] = x[j]
+		}
+		sub[i] = r
+	}
+	r, err := b.plan.Release(sub)
 	if err != nil {
 		return nil, nil, err
 	}
-	return r.Lo, r.Hi, nil
+	outLo, outHi := append([]float64(nil), lo...), append([]float64(nil), hi...)
+	for k, j := range b.cols {
+		outLo[j], outHi[j] = r.Lo[k], r.Hi[k]
+	}
+	return outLo, outHi, nil
 }
 
 // describe is the dry_run / dp_models description of the stage.

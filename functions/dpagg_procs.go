@@ -20,12 +20,12 @@ func (e *Env) ReleaseTable(ctx *sql.Context, db, table, function string, reqEps,
 
 // biProcedures are the procedures of issue 12: dp_defaults sets the ε, δ an
 // account's DP aggregate queries spend when the session sets no
-// dp_epsilon; dp_domain declares the public domain of any column (the same
-// catalog entry as dp_labels).
+// dp_epsilon; dp_domain declares the public domain of a categorical column
+// (the catalog entry of dp_labels, marked as not a label: catalog.Domains).
 func (e *Env) biProcedures(okSchema sql.Schema) []sql.ExternalStoredProcedureDetails {
 	return []sql.ExternalStoredProcedureDetails{
 		{Name: "dp_defaults", Schema: okSchema, Function: e.dpDefaults},
-		{Name: "dp_domain", Schema: okSchema, Function: e.labels},
+		{Name: "dp_domain", Schema: okSchema, Function: e.domain},
 	}
 }
 

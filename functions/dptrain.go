@@ -73,7 +73,13 @@ func (e *Env) dpTrain(ctx *sql.Context, args []any) (any, error) {
 		if tune { // [sel2]
 			return nil, fmt.Errorf("tune=1 supports kinds %s, not %q", tuneKinds, kind)
 		}
-		p, err := e.planDelegate(ctx, kind, a)
+		delegate := func(a trainArgs) (*trainPlan, error) { return e.planDelegate(ctx, kind, a) }
+		var p *trainPlan
+		if kind == mechanism.KindLSQ {
+			p, err = delegate(a)
+		} else {
+			p, err = e.planClassifier(a, kind, delegate) // issue 28: the prior rule
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +109,14 @@ func (e *Env) dpTrain(ctx *sql.Context, args []any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown kind %q for DP_TRAIN (want %s)", kind, strings.Join(trainKindNames(), ", "))
 	}
-	p, err := pl(e, a, delta)
+	var p *trainPlan
+	if kind == mechanism.KindLinReg {
+		p, err = pl(e, a, delta)
+	} else {
+		// Issue 28: the classification kinds release their model or the
+		// DP class prior (prior.go).
+		p, err = e.planClassifier(a, kind, func(a trainArgs) (*trainPlan, error) { return pl(e, a, delta) })
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +144,7 @@ func (p *trainPlan) releasePlan(ctx *sql.Context, e *Env) *releasePlan {
 	info := map[string]any{
 		"kind": p.kind, "model": p.spec.model, "n": p.spec.n,
 		"label": p.spec.label, "features": p.spec.features, "params": p.params,
+		"inputs": p.spec.inputs(), "unused": p.spec.unusedList(),
 	}
 	if p.choice != "" {
 		info["auto"] = p.choice
@@ -155,7 +169,15 @@ func (p *trainPlan) releasePlan(ctx *sql.Context, e *Env) *releasePlan {
 // runPlan reserves the plan's cost, trains and saves the model; dry answers
 // the plan instead.
 func (e *Env) runPlan(ctx *sql.Context, p *trainPlan, dry bool) (any, error) {
-	return e.execute(ctx, p.releasePlan(ctx, e), dry)
+	out, err := e.execute(ctx, p.releasePlan(ctx, e), dry)
+	if err == nil && !dry {
+		// No silent drops: every column the model does not use is named
+		// (the dry run lists them under "unused").
+		for _, u := range p.spec.unused {
+			ctx.Warn(1105, "dp: %s: column %s of %s is not used: %s", p.fn, u.Column, p.spec.ref.key, u.Reason)
+		}
+	}
+	return out, err
 }
 
 func eventList(evs []budget.Event) []map[string]any {
@@ -180,41 +202,46 @@ func (e *Env) trainDelta(a trainArgs) (float64, error) {
 		}
 		return d, nil
 	}
-	st, err := e.Budget.Status(e.Catalog.AccountKey(a.ref.key))
+	d, left, err := e.defaultDelta(a.ref.ctx, a.ref.key)
 	if err != nil {
-		return 0, fmt.Errorf("budget of %s: %w", a.ref.key, err)
+		return 0, err
 	}
-	return auto.DefaultDelta(st.DeltaTotal), nil
+	if d > 0 && left < d {
+		// The budget no longer holds a default δ for this account: the
+		// call runs with δ = 0 (pure ε) instead of being refused.
+		if a.ref.ctx != nil {
+			a.ref.ctx.Warn(1105, "dp: the δ left to you on %s (%g) is below the default δ = %g (δ_total/%d): this call runs with δ = 0 (pure ε); pass delta= to spend the rest", a.ref.key, left, d, auto.DeltaReleases)
+		}
+		return 0, nil
+	}
+	return d, nil
+}
+
+// defaultDelta is the default δ of a training on table key (δ_total/10 of
+// its budget, 0 without one) and the δ the account may still spend there.
+func (e *Env) defaultDelta(ctx *sql.Context, key string) (d, left float64, err error) {
+	key = e.Catalog.AccountKey(key) // a unit's tables share one account
+	st, err := e.Budget.Status(key)
+	if err != nil {
+		return 0, 0, fmt.Errorf("budget of %s: %w", key, err)
+	}
+	d = auto.DefaultDelta(st.DeltaTotal)
+	if d == 0 {
+		return 0, 0, nil
+	}
+	me, err := e.Budget.UserStatus(key, UserOf(ctx))
+	if err != nil {
+		return 0, 0, fmt.Errorf("budget of %s: %w", key, err)
+	}
+	return d, me.DeltaLeft, nil
 }
 
 // autoKind resolves kind=auto from public quantities: the label column's
 // catalog entry (a declared domain means classification), n, d, K, ε, δ.
 func (e *Env) autoKind(a trainArgs, delta float64) (string, string, error) {
-	t, _ := e.Catalog.Table(a.ref.key)
-	classification := false
-	if lbl, ok := a.opts["label"]; ok {
-		c, err := a.ref.column(lbl)
-		if err != nil {
-			return "", "", err
-		}
-		_, classification = t.Labels[strings.ToLower(c)]
-	} else {
-		classification = len(t.Labels) > 0
-	}
-	n, err := e.rowCount(a.ref.ctx, a.ref)
+	classification, n, d, k, err := e.shape(a)
 	if err != nil {
-		return "", "", fmt.Errorf("row count of %s: %w", a.ref.key, err)
-	}
-	k := 0
-	if classification {
-		for _, dom := range t.Labels {
-			k = max(k, len(dom))
-		}
-	}
-	d := len(t.Bounds)
-	if fs, ok := a.opts.list("features"); ok {
-		d = len(fs)
-		a.opts["features"] = strings.Join(fs, ",")
+		return "", "", err
 	}
 	in := auto.Inputs{Classification: classification, N: int(n), D: d, K: k, Epsilon: a.eps, Delta: delta}
 	kind, why := auto.Choose(in)
@@ -225,6 +252,39 @@ func (e *Env) autoKind(a trainArgs, delta float64) (string, string, error) {
 		}
 	}
 	return kind, why, nil
+}
+
+// shape is the public shape of a training on a's table: classification
+// (the label has a declared domain), n, d (encoded features) and K (the
+// label's domain size), from the catalog, the schema and the row count.
+// Errors in label= or features= are left to the kind's planner (d, K = 0).
+func (e *Env) shape(a trainArgs) (classification bool, n int64, d, k int, err error) {
+	t, _ := e.Catalog.Table(a.ref.key)
+	if lbl, ok := a.opts["label"]; ok {
+		c, err := a.ref.column(lbl)
+		if err != nil {
+			return false, 0, 0, 0, err
+		}
+		_, classification = t.Labels[strings.ToLower(c)]
+	} else {
+		for _, c := range a.ref.schema {
+			classification = classification || t.IsLabel(c.Name)
+		}
+	}
+	if n, err = e.rowCount(a.ref.ctx, a.ref); err != nil {
+		return false, 0, 0, 0, fmt.Errorf("row count of %s: %w", a.ref.key, err)
+	}
+	if label, err := labelColumn(a.ref, t, a.opts, classification); err == nil {
+		if classification {
+			k = len(t.Labels[strings.ToLower(label)])
+		}
+		if fs, err := featureInputs(a.ref, t, label, a.opts); err == nil {
+			for _, in := range fs.inputs {
+				d += in.Width()
+			}
+		}
+	}
+	return classification, n, d, k, nil
 }
 
 // takeBool removes a 0/1/true/false option.

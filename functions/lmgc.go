@@ -83,7 +83,7 @@ func (e *Env) planLMGCTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 		hyper:     map[string]any{"lambda": lambda, "h": h, "delta": cfg.Delta},
 		mechanism: mech}
 	p.train = func() (*mechanism.Model, error) {
-		X, y, err := e.loadClassification(p.spec)
+		X, y, err := e.classificationData(&p.spec)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", ref.key, err)
 		}

@@ -137,7 +137,11 @@ func (e *Env) planLSQTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 			_, err := e.scanDP(ref, cols, emit)
 			return err
 		}
-		m, err := tr.TrainStream(scan)
+		var m *mechanism.Model
+		err := lsq.ErrRowCountChanged
+		if p.spec.enc == nil { // encoded features are read in memory below
+			m, err = tr.TrainStream(scan)
+		}
 		if errors.Is(err, lsq.ErrRowCountChanged) {
 			// Owners wrote meanwhile: recalibrate on the n now in the
 			// table (public; ε, δ, the method and λ rule unchanged) and
@@ -147,9 +151,11 @@ func (e *Env) planLSQTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 				return nil, fmt.Errorf("read %s: %w", ref.key, lerr)
 			}
 			again := tr.Config()
-			again.N, p.spec.n = len(X), int64(len(X))
-			if tr, err = lsq.Plan(again); err != nil {
-				return nil, err
+			if len(X) != again.N {
+				again.N, p.spec.n = len(X), int64(len(X))
+				if tr, err = lsq.Plan(again); err != nil {
+					return nil, err
+				}
 			}
 			m, err = tr.Train(X, y)
 		}
@@ -197,10 +203,17 @@ func (e *Env) dpLSQPredict(ctx *sql.Context, args []any) (any, error) {
 		return nil, err
 	}
 	xq := make([]float64, len(s.features))
-	if len(args)-4 != len(xq) {
-		return nil, fmt.Errorf("DP_LSQ_PREDICT expects %d feature values (%s) after the options, got %d", len(xq), strings.Join(s.features, ", "), len(args)-4)
+	cols := s.inputColumns()
+	if len(args)-4 != len(cols) {
+		return nil, fmt.Errorf("DP_LSQ_PREDICT expects %d feature values (%s) after the options, got %d", len(cols), strings.Join(cols, ", "), len(args)-4)
+	}
+	if s.enc != nil {
+		xq = s.enc.Encode(xq, args[4:])
 	}
 	for i := range xq {
+		if s.enc != nil {
+			break
+		}
 		if xq[i], err = argFloat(args, 4+i, s.features[i]); err != nil {
 			return nil, err
 		}

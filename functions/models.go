@@ -3,6 +3,7 @@ package functions
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"sync"
@@ -70,8 +71,26 @@ func (e *Env) dpPredict(ctx *sql.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(args)-1 != len(m.Features) {
-		return nil, fmt.Errorf("model %s expects %d feature arguments (%s), got %d", name, len(m.Features), strings.Join(m.Features, ", "), len(args)-1)
+	enc, err := m.Encoder()
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	inputs := m.RawInputs()
+	if len(args)-1 != len(inputs) {
+		cols := make([]string, len(inputs))
+		for i, in := range inputs {
+			cols[i] = in.Column
+		}
+		return nil, fmt.Errorf("model %s expects %d input arguments (%s), got %d", name, len(inputs), strings.Join(cols, ", "), len(args)-1)
+	}
+	if enc != nil {
+		// Raw values, NULL included: the model's public encoding applies
+		// its missing-value rule (docs/sql.md, "DP_TRAIN features").
+		p, err := m.PredictRaw(enc, args[1:])
+		if err != nil {
+			return nil, err
+		}
+		return predictionValue(p), nil
 	}
 	x := make([]float64, len(m.Features))
 	for i := range x {
@@ -86,10 +105,15 @@ func (e *Env) dpPredict(ctx *sql.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return predictionValue(p), nil
+}
+
+// predictionValue is DP_PREDICT's answer: the class, or the value as text.
+func predictionValue(p mechanism.Prediction) any {
 	if p.IsClass {
-		return p.Class, nil
+		return p.Class
 	}
-	return fmt.Sprintf("%v", p.Value), nil
+	return fmt.Sprintf("%v", p.Value)
 }
 
 // dpModelJSON implements DP_MODEL_JSON('<model>'): the released weights and
@@ -99,7 +123,7 @@ func (e *Env) dpModelJSON(ctx *sql.Context, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, _, err := e.visibleModel(ctx, name)
+	rec, m, err := e.visibleModel(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +131,7 @@ func (e *Env) dpModelJSON(ctx *sql.Context, args []any) (any, error) {
 		"name": rec.Name, "kind": rec.Kind, "kernel": rec.Kernel, "params": rec.Params,
 		"epsilon": rec.Epsilon, "delta": rec.Delta, "epsilon_requested": rec.RequestedEpsilon,
 		"n": rec.N, "table": rec.Table, "created_at": rec.CreatedAt.UTC(), "model": rec.Model,
+		"inputs": m.RawInputs(), // DP_PREDICT's arguments, in order, with their encoding
 	})
 	if err != nil {
 		return nil, fmt.Errorf("encode model: %w", err)
@@ -115,9 +140,43 @@ func (e *Env) dpModelJSON(ctx *sql.Context, args []any) (any, error) {
 }
 
 // dpEvaluate implements DP_EVALUATE('<model>', '<table>', ε [, '<options>']);
-// the only option is dry_run=1.
+// the only option is dry_run=1. On a table that is not protected (a public
+// test table the account may read) the metric is exact and nothing is
+// charged: scoring a released model on public rows is post-processing.
 func (e *Env) dpEvaluate(ctx *sql.Context, args []any) (any, error) {
+	if len(args) > 1 {
+		if tname, err := argString(args, 1, "table"); err == nil {
+			if ref, err := e.resolveTable(ctx, tname); err == nil && !e.Catalog.IsProtected(ref.key) {
+				return e.evaluatePublic(ctx, args)
+			}
+		}
+	}
 	return e.executeDryRunOnly(ctx, args, 3, e.planEvaluate)
+}
+
+// evaluatePublic is DP_EVALUATE on an unprotected table: the exact metric,
+// no charge, no ledger entry (dry_run=1 says so).
+func (e *Env) evaluatePublic(ctx *sql.Context, args []any) (any, error) {
+	dry, err := dryRunOnly(args, 3)
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.planEvaluate(ctx, args)
+	if err != nil {
+		return nil, err
+	}
+	if dry {
+		out := map[string]any{"dry_run": true, "charged": false, "function": p.fn, "table": p.ref.key,
+			"epsilon": 0.0, "delta": 0.0, "public_table": true,
+			"mechanism": "none: the test table is not protected, the metric is exact (post-processing of the released model)"}
+		maps.Copy(out, p.info)
+		js, err := json.Marshal(out)
+		if err != nil {
+			return nil, fmt.Errorf("encode dry run: %w", err)
+		}
+		return string(js), nil
+	}
+	return p.compute()
 }
 
 // planEvaluate plans DP_EVALUATE from public inputs: the model (its
@@ -139,13 +198,19 @@ func (e *Env) planEvaluate(ctx *sql.Context, args []any) (*releasePlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref, err := e.protectedTable(ctx, tname)
+	ref, err := e.resolveTable(ctx, tname)
 	if err != nil {
 		return nil, err
 	}
-	cols := make([]string, 0, len(m.Features)+1)
-	for _, f := range m.Features {
-		c, err := ref.column(f)
+	public := !e.Catalog.IsProtected(ref.key)
+	enc, err := m.Encoder()
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", name, err)
+	}
+	inputs := m.RawInputs()
+	cols := make([]string, 0, len(inputs)+1)
+	for _, in := range inputs {
+		c, err := ref.column(in.Column)
 		if err != nil {
 			return nil, fmt.Errorf("test table must have the model's feature columns: %w", err)
 		}
@@ -178,21 +243,29 @@ func (e *Env) planEvaluate(ctx *sql.Context, args []any) (*releasePlan, error) {
 	}
 	p.compute = func() (any, error) {
 		score := ev.Score()
-		d := len(m.Features)
+		d := len(inputs)
 		x := make([]float64, d)
+		var xe []float64
 		stop := scanCheck(ctx)
 		_, err := e.Store.ScanValues(ref.db, ref.table, cols, func(row []any) error {
 			if err := stop(); err != nil {
 				return err
 			}
-			for j := 0; j < d; j++ {
-				f, ok := floatOf(row[j])
-				if !ok {
-					f = nanValue
+			var p mechanism.Prediction
+			var err error
+			if enc != nil {
+				xe = enc.Encode(xe, row[:d])
+				p, err = m.Predict(xe)
+			} else {
+				for j := 0; j < d; j++ {
+					f, ok := floatOf(row[j])
+					if !ok {
+						f = nanValue
+					}
+					x[j] = f
 				}
-				x[j] = f
+				p, err = m.Predict(x)
 			}
-			p, err := m.Predict(x)
 			if err != nil {
 				return err
 			}
@@ -211,6 +284,9 @@ func (e *Env) planEvaluate(ctx *sql.Context, args []any) (*releasePlan, error) {
 		})
 		if err != nil {
 			return nil, fmt.Errorf("scan %s: %w", ref.key, err)
+		}
+		if public {
+			return score.Exact()
 		}
 		return score.Release()
 	}

@@ -107,15 +107,8 @@ func dryRunOption(o options) (bool, error) { return takeBool(o, "dry_run") }
 // executeDryRunOnly runs a ★ function whose only option (argument idx) is
 // dry_run=1: the options are checked, then the plan, before anything runs.
 func (e *Env) executeDryRunOnly(ctx *sql.Context, args []any, idx int, plan func(*sql.Context, []any) (*releasePlan, error)) (any, error) {
-	o, err := optionsArg(args, idx)
+	dry, err := dryRunOnly(args, idx)
 	if err != nil {
-		return nil, err
-	}
-	dry, err := dryRunOption(o)
-	if err != nil {
-		return nil, err
-	}
-	if err := o.unknown(); err != nil {
 		return nil, err
 	}
 	p, err := plan(ctx, args)
@@ -131,4 +124,17 @@ func (e *Env) executeDryRunOnly(ctx *sql.Context, args []any, idx int, plan func
 // (call.Type).
 var optionsArgIndex = map[string]int{
 	"DP_MEAN": 3, "DP_QUANTILE": 4, "DP_EVALUATE": 3, "DP_LSQ_PREDICT": 3,
+}
+
+// dryRunOnly parses an options argument whose only option is dry_run=1.
+func dryRunOnly(args []any, idx int) (bool, error) {
+	o, err := optionsArg(args, idx)
+	if err != nil {
+		return false, err
+	}
+	dry, err := dryRunOption(o)
+	if err != nil {
+		return false, err
+	}
+	return dry, o.unknown()
 }

@@ -1,6 +1,7 @@
 package functions
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
@@ -231,32 +232,54 @@ func (e *Env) transform(ctx *sql.Context, name, column, kind string) (sql.RowIte
 }
 
 func (e *Env) labels(ctx *sql.Context, name, column, values string) (sql.RowIter, error) {
-	if err := e.requireOwner(ctx, "dp_labels"); err != nil {
+	return e.declareDomain(ctx, "dp_labels", name, column, values)
+}
+
+// domain implements CALL dp_domain: the public domain of a categorical
+// column (a GROUP BY key, a DP_TRAIN feature), not a label candidate.
+func (e *Env) domain(ctx *sql.Context, name, column, values string) (sql.RowIter, error) {
+	return e.declareDomain(ctx, "dp_domain", name, column, values)
+}
+
+// declareDomain declares the domain of a column for dp_labels or dp_domain
+// (proc). Existing rows must hold a declared value or NULL: NULL is not a
+// value outside the domain (DP_TRAIN gives it a level of its own, GROUP BY
+// a group of its own).
+func (e *Env) declareDomain(ctx *sql.Context, proc, name, column, values string) (sql.RowIter, error) {
+	if err := e.requireOwner(ctx, proc); err != nil {
 		return nil, err
 	}
 	ref, err := e.resolveTable(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("dp_labels: %w", err)
+		return nil, fmt.Errorf("%s: %w", proc, err)
 	}
 	c, err := ref.column(column)
 	if err != nil {
-		return nil, fmt.Errorf("dp_labels: %w", err)
+		return nil, fmt.Errorf("%s: %w", proc, err)
 	}
 	var domain []string
 	seen := map[string]bool{}
-	for _, v := range strings.Split(values, ",") {
+	// A level with a comma is declared with the JSON form '["a", "b, c"]';
+	// anything else (also a list whose first level starts with '[') is
+	// split at commas.
+	list := strings.Split(values, ",")
+	var arr []string
+	if t := strings.TrimSpace(values); strings.HasPrefix(t, "[") && json.Unmarshal([]byte(t), &arr) == nil {
+		list = arr
+	}
+	for _, v := range list {
 		v = strings.TrimSpace(v)
 		if v == "" {
-			return nil, fmt.Errorf("dp_labels: empty value in label list %q", values)
+			return nil, fmt.Errorf("%s: empty value in the list %q", proc, values)
 		}
 		if seen[v] {
-			return nil, fmt.Errorf("dp_labels: value %q listed twice", v)
+			return nil, fmt.Errorf("%s: value %q listed twice", proc, v)
 		}
 		seen[v] = true
 		domain = append(domain, v)
 	}
 	if len(domain) == 0 {
-		return nil, fmt.Errorf("dp_labels: the label list is empty")
+		return nil, fmt.Errorf("%s: the list of values is empty", proc)
 	}
 	var bad int64
 	if _, err := e.Store.ScanValues(ref.db, ref.table, []string{c}, func(row []any) error {
@@ -265,15 +288,19 @@ func (e *Env) labels(ctx *sql.Context, name, column, values string) (sql.RowIter
 		}
 		return nil
 	}); err != nil {
-		return nil, fmt.Errorf("dp_labels: scan: %w", err)
+		return nil, fmt.Errorf("%s: scan: %w", proc, err)
 	}
 	if bad > 0 {
-		return nil, fmt.Errorf("dp_labels: %d existing rows of %s have %s outside the declared domain", bad, ref.key, c)
+		return nil, fmt.Errorf("%s: %d existing rows of %s have a value of %s outside the declared domain (NULLs are allowed and not counted)", proc, bad, ref.key, c)
 	}
-	if err := e.Catalog.SetLabels(ref.key, c, domain); err != nil {
-		return nil, fmt.Errorf("dp_labels: %w", err)
+	if err := e.Catalog.SetDomain(ref.key, c, domain, proc == "dp_domain"); err != nil {
+		return nil, fmt.Errorf("%s: %w", proc, err)
 	}
-	return done("label domain of %s.%s set to %d values", ref.key, c, len(domain))
+	what := "label domain"
+	if proc == "dp_domain" {
+		what = "domain"
+	}
+	return done("%s of %s.%s set to %d values", what, ref.key, c, len(domain))
 }
 
 // quota implements CALL dp_quota('<user>', '<table>', ε, δ): caps the
@@ -344,19 +371,5 @@ func (e *Env) dropModel(ctx *sql.Context, name string) (sql.RowIter, error) {
 // LabelString renders a stored label value the way label domains are
 // declared: integers without a decimal point, floats in shortest form.
 func LabelString(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case []byte:
-		return string(x)
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			return fmt.Sprintf("%d", int64(x))
-		}
-		return fmt.Sprintf("%v", x)
-	case float32:
-		return LabelString(float64(x))
-	default:
-		return fmt.Sprintf("%v", x)
-	}
+	return mechanism.LevelString(v) // one rule for labels and categorical levels
 }

@@ -36,8 +36,8 @@ func (e *Env) pushMean(ref tableRef, col string, m *mechanism.Mean) (float64, bo
 // that the plan covers any-order sums before the charge.
 func (e *Env) linearPushable(s *trainSpec) bool {
 	pd, ok := e.Store.(Pushdown)
-	if !ok || !pd.Pushes(s.ref.db, s.ref.table) {
-		return false
+	if !ok || s.enc != nil || !pd.Pushes(s.ref.db, s.ref.table) {
+		return false // encoded features (categorical, indicators) are computed here, not in SQL
 	}
 	for _, r := range s.reads {
 		if r.Transform != "" {

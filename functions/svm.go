@@ -74,7 +74,7 @@ func (e *Env) planSVMTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	// classification kinds): the SVM's calibration does not depend on the
 	// bounds (rows are scaled into the unit box), so it is planned at the
 	// box split's ε and re-planned on the released box (svm.md §10).
-	bmode, bst, err := boxMode(o, cfg.N, len(cfg.Features), eps, cfg.Delta)
+	bmode, bst, err := boxMode(o, &s, eps, cfg.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (e *Env) planSVMTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 		params: svmParams(tr, bmode, s.label, s.features), scales: svmScales(tr), hyper: hyper,
 		mechanism: "Rubinstein et al. private SVM: output perturbation of the regularised hinge/Huber minimiser"}
 	p.train = func() (*mechanism.Model, error) {
-		X, y, err := e.loadClassification(p.spec)
+		X, y, err := e.classificationData(&p.spec)
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", ref.key, err)
 		}

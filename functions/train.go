@@ -30,6 +30,50 @@ type trainSpec struct {
 	reads []catalog.Read
 	n     int64
 	model string // name for the released model
+	// enc, when set, encodes the raw input columns (categorical, missing
+	// indicators) into features; nil: features are the raw columns.
+	enc    *mechanism.Encoder
+	unused []unusedColumn
+	// X, y are the rows a classification read (classificationData), kept
+	// for the prior selection (prior.go).
+	X [][]float64
+	y []int
+}
+
+// inputs describes the raw input columns in DP_PREDICT order with their
+// public encoding (dry run, DP_MODEL_JSON).
+func (s *trainSpec) inputs() []mechanism.Input {
+	if s.enc != nil {
+		return s.enc.Inputs
+	}
+	out := make([]mechanism.Input, len(s.features))
+	for j, f := range s.features {
+		out[j] = mechanism.Input{Column: f, Encoding: mechanism.EncodeNumeric, Lo: s.lo[j], Hi: s.hi[j]}
+		if j < len(s.reads) {
+			out[j].Transform = s.reads[j].Transform
+		}
+	}
+	return out
+}
+
+// unusedList is unused, never nil (JSON: [] rather than null).
+func (s *trainSpec) unusedList() []unusedColumn {
+	if s.unused == nil {
+		return []unusedColumn{}
+	}
+	return s.unused
+}
+
+// inputColumns are the raw columns a training reads for its features.
+func (s *trainSpec) inputColumns() []string {
+	if s.enc == nil {
+		return s.features
+	}
+	out := make([]string, len(s.enc.Inputs))
+	for i, in := range s.enc.Inputs {
+		out[i] = in.Column
+	}
+	return out
 }
 
 // featureReads returns the reads of the feature columns (none if the spec
@@ -38,38 +82,19 @@ func (s *trainSpec) featureReads() []catalog.Read {
 	return s.reads[:min(len(s.reads), len(s.features))]
 }
 
-// spec resolves label= and features= from the catalog.
+// spec resolves label=, features= and missing= from the catalog
+// (docs/sql.md, "DP_TRAIN features"): the label, every feature column with
+// declared bounds (numeric) or a declared domain (categorical, one-hot from
+// the domain), and every other column named as unused with the reason.
 func (e *Env) spec(ref tableRef, o options, classification bool) (trainSpec, error) {
 	s := trainSpec{ref: ref}
 	t, _ := e.Catalog.Table(ref.key)
-	if lbl, ok := o.take("label"); ok {
-		c, err := ref.column(lbl)
-		if err != nil {
-			return s, err
-		}
-		s.label = c
-	} else if classification {
-		var withDomain []string
-		for _, c := range ref.schema {
-			if _, ok := t.Labels[strings.ToLower(c.Name)]; ok {
-				withDomain = append(withDomain, c.Name)
-			}
-		}
-		if len(withDomain) != 1 {
-			return s, fmt.Errorf("cannot choose the label column: %d columns of %s have a declared label domain; pass label=<column>", len(withDomain), ref.key)
-		}
-		s.label = withDomain[0]
-	} else {
-		// Regression: the last column with declared bounds.
-		for _, c := range ref.schema {
-			if _, ok := t.Bounds[strings.ToLower(c.Name)]; ok {
-				s.label = c.Name
-			}
-		}
-		if s.label == "" {
-			return s, fmt.Errorf("no column of %s has declared bounds; pass label=<column> and declare its bounds", ref.key)
-		}
+	lbl, err := labelColumn(ref, t, o, classification)
+	if err != nil {
+		return s, err
 	}
+	o.take("label")
+	s.label = lbl
 	if classification {
 		dom, ok := t.Labels[strings.ToLower(s.label)]
 		if !ok {
@@ -86,43 +111,30 @@ func (e *Env) spec(ref tableRef, o options, classification bool) (trainSpec, err
 		}
 		s.labelLo, s.labelHi = b.Lo, b.Hi
 	}
-	if fs, ok := o.list("features"); ok {
-		if len(fs) == 0 {
-			return s, fmt.Errorf("features= lists no columns")
-		}
-		seen := map[string]bool{}
-		for _, f := range fs {
-			c, err := ref.column(f)
-			if err != nil {
-				return s, err
-			}
-			if strings.EqualFold(c, s.label) {
-				return s, fmt.Errorf("column %s is the label and cannot also be a feature", c)
-			}
-			if seen[strings.ToLower(c)] {
-				return s, fmt.Errorf("feature %s listed twice", c)
-			}
-			seen[strings.ToLower(c)] = true
-			b, ok := t.Bounds[strings.ToLower(c)]
-			if !ok {
-				return s, fmt.Errorf("feature column %s of %s has no declared bounds (CALL dp_bounds first)", c, ref.key)
-			}
-			s.features, s.lo, s.hi = append(s.features, c), append(s.lo, b.Lo), append(s.hi, b.Hi)
-		}
-	} else {
-		for _, c := range ref.schema {
-			if strings.EqualFold(c.Name, s.label) {
-				continue
-			}
-			if b, ok := t.Bounds[strings.ToLower(c.Name)]; ok {
-				s.features, s.lo, s.hi = append(s.features, c.Name), append(s.lo, b.Lo), append(s.hi, b.Hi)
-			}
-		}
-		if len(s.features) == 0 {
-			return s, fmt.Errorf("no feature columns: declare bounds on the feature columns of %s (CALL dp_bounds)", ref.key)
-		}
+	fs, err := featureInputs(ref, t, s.label, o)
+	if err != nil {
+		return s, err
 	}
-	s.reads = e.Reads(ref.key, s.features)
+	o.take("features")
+	o.take("missing")
+	s.unused = fs.unused
+	if fs.encoded {
+		enc, err := mechanism.NewEncoder(fs.inputs)
+		if err != nil {
+			return s, err
+		}
+		s.enc = enc
+		s.features = enc.Features()
+		s.lo, s.hi = enc.Bounds()
+		// The encoder applies transforms and clipping itself: the
+		// encoded coordinates are read as they are.
+		s.reads = make([]catalog.Read, len(s.features))
+	} else {
+		for _, in := range fs.inputs {
+			s.features, s.lo, s.hi = append(s.features, in.Column), append(s.lo, in.Lo), append(s.hi, in.Hi)
+		}
+		s.reads = e.Reads(ref.key, s.features)
+	}
 	if !classification {
 		s.reads = append(s.reads, t.ReadOf(s.label))
 	}
@@ -135,6 +147,150 @@ func (e *Env) spec(ref tableRef, o options, classification bool) (trainSpec, err
 	}
 	s.n = n
 	return s, nil
+}
+
+// labelColumn resolves the label from label= (not consumed) or the
+// catalog: classification takes the one column declared with dp_labels
+// (dp_domain columns are categorical features, not label candidates);
+// regression the last column with declared bounds.
+func labelColumn(ref tableRef, t catalog.Table, o options, classification bool) (string, error) {
+	if lbl, ok := o["label"]; ok {
+		return ref.column(lbl)
+	}
+	if classification {
+		var labels []string
+		for _, c := range ref.schema {
+			if t.IsLabel(c.Name) {
+				labels = append(labels, c.Name)
+			}
+		}
+		if len(labels) != 1 {
+			return "", fmt.Errorf("cannot choose the label column: %d columns of %s are declared as labels (CALL dp_labels; dp_domain declares categorical features); pass label=<column>", len(labels), ref.key)
+		}
+		return labels[0], nil
+	}
+	label := ""
+	for _, c := range ref.schema {
+		if _, ok := t.Bounds[strings.ToLower(c.Name)]; ok {
+			label = c.Name
+		}
+	}
+	if label == "" {
+		return "", fmt.Errorf("no column of %s has declared bounds; pass label=<column> and declare its bounds", ref.key)
+	}
+	return label, nil
+}
+
+// unusedColumn is a column of the table a training does not read, and why.
+type unusedColumn struct {
+	Column string `json:"column"`
+	Reason string `json:"reason"`
+}
+
+// featureSet is the resolved features= of a training.
+type featureSet struct {
+	inputs  []mechanism.Input
+	unused  []unusedColumn
+	encoded bool // some input is categorical or has a missing indicator
+}
+
+// Missing-value rules of numeric features (option missing=).
+const (
+	missingFill      = "fill"      // NULL → the midpoint of the declared bounds
+	missingIndicator = "indicator" // and a 0/1 coordinate for nullable columns
+)
+
+// featureInputs resolves features= and missing= (neither consumed) into
+// the raw inputs and their public encoding: a column with declared bounds
+// is numeric, one with a declared domain (dp_domain, or dp_labels when not
+// the label) categorical. Without features= every such column but the
+// label and the primary key is a feature; every other column is listed in
+// unused with the reason.
+func featureInputs(ref tableRef, t catalog.Table, label string, o options) (featureSet, error) {
+	var fs featureSet
+	missing := missingFill
+	if v, ok := o["missing"]; ok {
+		switch v = strings.ToLower(strings.TrimSpace(v)); v {
+		case missingFill, missingIndicator:
+			missing = v
+		default:
+			return fs, fmt.Errorf("missing must be %q or %q, got %q", missingFill, missingIndicator, v)
+		}
+	}
+	input := func(c *sql.Column) (mechanism.Input, string) {
+		col := strings.ToLower(c.Name)
+		if b, ok := t.Bounds[col]; ok {
+			in := mechanism.Input{Column: c.Name, Encoding: mechanism.EncodeNumeric, Lo: b.Lo, Hi: b.Hi, Transform: t.Transforms[col]}
+			in.Indicator = missing == missingIndicator && c.Nullable
+			return in, ""
+		}
+		if dom, ok := t.Labels[col]; ok {
+			// NULL (and a value outside the domain) is the all-zeros
+			// block: after the kinds' map of [0, 1] to [−1, 1] it is a
+			// point of its own (the reference level of dummy coding), so
+			// a NULL coordinate would only add a dimension (encoding.md §3).
+			return mechanism.Input{Column: c.Name, Encoding: mechanism.EncodeOneHot, Levels: dom}, ""
+		}
+		return mechanism.Input{}, "no declared bounds (dp_bounds) or domain (dp_domain)"
+	}
+	listed := map[string]bool{}
+	if v, ok := o["features"]; ok {
+		var names []string
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				names = append(names, p)
+			}
+		}
+		if len(names) == 0 {
+			return fs, fmt.Errorf("features= lists no columns")
+		}
+		for _, f := range names {
+			c, err := ref.column(f)
+			if err != nil {
+				return fs, err
+			}
+			if strings.EqualFold(c, label) {
+				return fs, fmt.Errorf("column %s is the label and cannot also be a feature", c)
+			}
+			if listed[strings.ToLower(c)] {
+				return fs, fmt.Errorf("feature %s listed twice", c)
+			}
+			listed[strings.ToLower(c)] = true
+			in, why := input(ref.schema[ref.schema.IndexOfColName(c)])
+			if why != "" {
+				return fs, fmt.Errorf("feature column %s of %s has %s", c, ref.key, why)
+			}
+			fs.inputs = append(fs.inputs, in)
+		}
+		for _, c := range ref.schema {
+			if !listed[strings.ToLower(c.Name)] && !strings.EqualFold(c.Name, label) {
+				fs.unused = append(fs.unused, unusedColumn{c.Name, "not listed in features="})
+			}
+		}
+	} else {
+		for _, c := range ref.schema {
+			if strings.EqualFold(c.Name, label) {
+				continue
+			}
+			if c.PrimaryKey {
+				fs.unused = append(fs.unused, unusedColumn{c.Name, "primary key (a row identifier; name it in features= to use it)"})
+				continue
+			}
+			in, why := input(c)
+			if why != "" {
+				fs.unused = append(fs.unused, unusedColumn{c.Name, why})
+				continue
+			}
+			fs.inputs = append(fs.inputs, in)
+		}
+		if len(fs.inputs) == 0 {
+			return fs, fmt.Errorf("no feature columns: declare bounds (CALL dp_bounds) or a domain (CALL dp_domain) on the feature columns of %s", ref.key)
+		}
+	}
+	for _, in := range fs.inputs {
+		fs.encoded = fs.encoded || in.Encoding == mechanism.EncodeOneHot || in.Indicator
+	}
+	return fs, nil
 }
 
 // modelName resolves model= or picks the next free <kind>_<table>_<k>. The
@@ -175,6 +331,10 @@ func (e *Env) loadClassification(s trainSpec) ([][]float64, []int, error) {
 	}
 	cols := append(append([]string(nil), s.features...), s.label)
 	labelIdx := s.ref.schema.IndexOfColName(s.label)
+	if s.enc != nil {
+		err := e.loadEncoded(s, func(v any, _ float64) { y = append(y, classOf(index, v)) }, func(r []float64) { X = append(X, r) }, row)
+		return X, y, err
+	}
 	if labelIdx >= 0 && isNumeric(s.ref.schema[labelIdx].Type) {
 		_, err := e.Store.ScanFloats(s.ref.db, s.ref.table, cols, func(v []float64) error {
 			r := row()
@@ -211,12 +371,55 @@ func (e *Env) loadClassification(s trainSpec) ([][]float64, []int, error) {
 	return X, y, err
 }
 
+// classOf is the class index of a raw label: NULL (and a value outside the
+// domain, which dp_labels and inserts refuse) is class 0, a fixed public
+// rule that keeps the row, so n stays the public row count.
+func classOf(index map[string]int, v any) int {
+	if v == nil {
+		return 0
+	}
+	return index[LabelString(v)]
+}
+
+// loadEncoded reads the raw input columns and the label in one snapshot,
+// encodes each row by s.enc into a row from alloc and hands it with the
+// raw label (and the label as a number, NaN if NULL or not one) to label
+// and add.
+func (e *Env) loadEncoded(s trainSpec, label func(raw any, num float64), add func([]float64), alloc func() []float64) error {
+	cols := append(s.inputColumns(), s.label)
+	k := len(cols) - 1
+	_, err := e.Store.ScanValues(s.ref.db, s.ref.table, cols, func(v []any) error {
+		r := s.enc.Encode(alloc(), v[:k])
+		add(r)
+		num, ok := mechanism.NumberOf(v[k])
+		if !ok {
+			num = nanValue
+		}
+		label(v[k], num)
+		return nil
+	})
+	return err
+}
+
 // loadRegression reads features and the numeric label in one snapshot.
 func (e *Env) loadRegression(s trainSpec) ([][]float64, []float64, error) {
 	d := len(s.features)
 	X := make([][]float64, 0, s.n)
 	y := make([]float64, 0, s.n)
 	backing := make([]float64, 0)
+	if s.enc != nil {
+		alloc := func() []float64 {
+			if len(backing) < d {
+				backing = make([]float64, d*4096)
+			}
+			r := backing[:d:d]
+			backing = backing[d:]
+			return r
+		}
+		lr := s.reads[len(s.reads)-1]
+		err := e.loadEncoded(s, func(_ any, num float64) { y = append(y, ReadValue(lr, num)) }, func(r []float64) { X = append(X, r) }, alloc)
+		return X, y, err
+	}
 	cols := append(append([]string(nil), s.features...), s.label)
 	_, err := e.Store.ScanFloats(s.ref.db, s.ref.table, cols, func(v []float64) error {
 		readRow(s.reads, v)
@@ -236,6 +439,9 @@ func (e *Env) loadRegression(s trainSpec) ([][]float64, []float64, error) {
 // saveModel records a released model in the catalog.
 func (e *Env) saveModel(ctx *sql.Context, s trainSpec, m *mechanism.Model, params string, eps, delta, reqEps float64) (string, error) {
 	m.Label, m.Features = s.label, s.features
+	if s.enc != nil {
+		m.Inputs = s.enc.Inputs
+	}
 	// The model applies the features' public transforms to raw rows at
 	// prediction; training read them already transformed (dpread.go).
 	sc, err := m.Scaler.WithTransforms(transformsOf(s.featureReads()))

@@ -28,6 +28,7 @@ func (e *Env) classificationData(s *trainSpec) ([][]float64, []int, error) {
 		return nil, nil, fmt.Errorf("read %s: %w", s.ref.key, err)
 	}
 	s.n = int64(len(X))
+	s.X, s.y = X, y
 	return X, y, nil
 }
 
@@ -38,7 +39,7 @@ func planGauss(kind string) planner {
 			return nil, err
 		}
 		// [pbox] box=private|public (default: box.UsePrivate).
-		bmode, bst, err := boxMode(a.opts, int(s.n), len(s.features), a.eps, delta)
+		bmode, bst, err := boxMode(a.opts, &s, a.eps, delta)
 		if err != nil {
 			return nil, err
 		}
@@ -174,7 +175,7 @@ func planLogReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	}
 	cfg.N, cfg.Features, cfg.Lo, cfg.Hi, cfg.Label, cfg.Classes = int(s.n), s.features, s.lo, s.hi, s.label, s.classes
 	// [pbox] box=private|public (default: box.UsePrivate).
-	bmode, bst, err := boxMode(a.opts, int(s.n), len(s.features), a.eps, delta)
+	bmode, bst, err := boxMode(a.opts, &s, a.eps, delta)
 	if err != nil {
 		return nil, err
 	}

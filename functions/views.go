@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/mechanism/auto"
 )
 
 // SystemDatabase is the name of the read-only database holding the dpsql
@@ -181,6 +183,9 @@ func (e *Env) budgetView(db string) *view {
 		col("my_epsilon_spent", types.Float64), col("my_epsilon_remaining", types.Float64),
 		col("my_delta_spent", types.Float64), col("my_delta_remaining", types.Float64),
 		col("my_epsilon_quota", types.Float64), col("my_delta_quota", types.Float64),
+		// How many more trainings without delta= run at the default δ
+		// (δ_total/10); after them the default is δ = 0 (pure ε).
+		col("default_delta", types.Float64), col("my_default_delta_calls", types.Int64),
 	}, func(ctx *sql.Context) ([]sql.Row, error) {
 		all, err := e.Budget.All()
 		if err != nil {
@@ -204,9 +209,13 @@ func (e *Env) budgetView(db string) *view {
 				if me.HasQuota {
 					qe, qd = me.EpsilonQuota, me.DeltaQuota
 				}
+				dd, calls := auto.DefaultDelta(s.DeltaTotal), int64(0)
+				if dd > 0 {
+					calls = int64(math.Floor(me.DeltaLeft / dd * (1 + 1e-9)))
+				}
 				rows = append(rows, sql.Row{table, string(s.Mode), s.EpsilonTotal, s.EpsilonSpent, nonNeg(s.EpsilonTotal - s.EpsilonSpent),
 					s.DeltaTotal, s.DeltaSpent, nonNeg(s.DeltaTotal - s.DeltaSpent),
-					me.EpsilonSpent, me.EpsilonLeft, me.DeltaSpent, me.DeltaLeft, qe, qd})
+					me.EpsilonSpent, me.EpsilonLeft, me.DeltaSpent, me.DeltaLeft, qe, qd, dd, calls})
 			}
 		}
 		sort.SliceStable(rows, func(i, j int) bool { return rows[i][0].(string) < rows[j][0].(string) })

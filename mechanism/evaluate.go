@@ -86,6 +86,19 @@ func (s *Score) AddResidual(pred, label float64) {
 	s.n++
 }
 
+// Exact returns the metric without noise, for a test table that is not
+// protected (post-processing of a released model on public rows).
+func (s *Score) Exact() (float64, error) {
+	if s.n < 1 {
+		return 0, errors.New("evaluate: the test table is empty")
+	}
+	n := float64(s.n)
+	if s.e.Regression {
+		return math.Sqrt(s.sse.Sum() / n), nil
+	}
+	return float64(s.correct) / n, nil
+}
+
 // Release returns DP accuracy (classifiers) or DP RMSE (regressors).
 func (s *Score) Release() (float64, error) {
 	if s.n < 1 {

@@ -31,6 +31,10 @@ type Model struct {
 	Kernel   string   `json:"kernel"` // linear, rbf, laplacian, cauchy
 	Label    string   `json:"label"`
 	Features []string `json:"features"`
+	// Inputs, when set, are the raw input columns and their public encoding
+	// (categorical columns, missing indicators): Features are then the
+	// encoded coordinates and PredictRaw takes one raw value per input.
+	Inputs []Input `json:"inputs,omitempty"`
 	// Classes is the public label domain in declared order (classifiers).
 	// Binary SVM: Classes[0] ↦ −1, Classes[1] ↦ +1.
 	Classes []string `json:"classes,omitempty"`
@@ -69,12 +73,68 @@ func (m *Model) featureMap(x []float64) []float64 {
 	return z
 }
 
+// RawInputs lists the raw input columns in the order PredictRaw (and
+// DP_PREDICT) takes them: Inputs, or every feature as a numeric input.
+func (m *Model) RawInputs() []Input {
+	if len(m.Inputs) > 0 {
+		return m.Inputs
+	}
+	out := make([]Input, len(m.Features))
+	for j, f := range m.Features {
+		out[j] = Input{Column: f, Encoding: EncodeNumeric}
+		if j < len(m.Scaler.Lo) {
+			out[j].Lo, out[j].Hi, out[j].Transform = m.Scaler.Lo[j], m.Scaler.Hi[j], m.Scaler.transform(j)
+		}
+	}
+	return out
+}
+
+// Encoder returns the model's encoder (nil for a model without Inputs).
+func (m *Model) Encoder() (*Encoder, error) {
+	if len(m.Inputs) == 0 {
+		return nil, nil
+	}
+	enc, err := NewEncoder(m.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	if enc.Dim() != len(m.Features) {
+		return nil, fmt.Errorf("model encodes %d inputs to %d coordinates, has %d features", len(m.Inputs), enc.Dim(), len(m.Features))
+	}
+	return enc, nil
+}
+
+// PredictRaw evaluates the model on one raw row, one value per RawInputs
+// (nil for NULL), encoded by the public rule of Inputs.
+func (m *Model) PredictRaw(enc *Encoder, raw []any) (Prediction, error) {
+	if enc == nil {
+		x := make([]float64, len(raw))
+		for j, v := range raw {
+			f, ok := NumberOf(v)
+			if !ok {
+				f = math.NaN()
+			}
+			x[j] = f
+		}
+		return m.Predict(x)
+	}
+	if len(raw) != len(enc.Inputs) {
+		return Prediction{}, fmt.Errorf("model expects %d inputs, got %d", len(enc.Inputs), len(raw))
+	}
+	return m.Predict(enc.Encode(nil, raw))
+}
+
 // Predict evaluates the model on one raw feature row (in Features order).
 func (m *Model) Predict(x []float64) (Prediction, error) {
 	if len(x) != len(m.Features) {
 		return Prediction{}, fmt.Errorf("model expects %d features, got %d", len(m.Features), len(x))
 	}
 	switch m.Kind {
+	case KindPrior:
+		if len(m.Weights) != 1 || len(m.Weights[0]) != len(m.Classes) {
+			return Prediction{}, fmt.Errorf("prior model has %d weight vectors for %d classes", len(m.Weights), len(m.Classes))
+		}
+		return Prediction{Class: m.Classes[argmax(m.Weights[0])], IsClass: true}, nil
 	case KindSVM, KindLDA, KindLogReg:
 		phi := m.featureMap(x)
 		if len(m.Weights) == 1 && len(m.Classes) == 2 {

@@ -132,7 +132,7 @@ func TestOneCallOverTheWire(t *testing.T) {
 	if err := srv.ensureTable(ds, train); err != nil {
 		t.Fatal(err)
 	}
-	out, err := srv.train(ds, "lda", 10, tableDelta, 0)
+	out, err := srv.train(ds, "lda", "", 10, tableDelta, 0)
 	if err != nil || out.err != "" {
 		t.Fatalf("train: %v %s", err, out.err)
 	}

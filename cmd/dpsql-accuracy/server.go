@@ -161,6 +161,7 @@ type outcome struct {
 	epsCharged   float64
 	deltaCharged float64
 	params       string
+	balanced     float64 // classification: mean per-class recall on the test split
 	err          string
 	timedOut     bool
 }
@@ -169,7 +170,7 @@ type outcome struct {
 // default call: no options) on a fresh table budget with δ_total, fetches
 // the released model with DP_MODEL_JSON and scores it on the test split
 // with the same Predict as DP_PREDICT.
-func (s *server) train(ds *dataset, kind string, eps, deltaTotal float64, timeout time.Duration) (outcome, error) {
+func (s *server) train(ds *dataset, kind, opts string, eps, deltaTotal float64, timeout time.Duration) (outcome, error) {
 	key := catalog.Key(benchDB, ds.name)
 	undo, err := s.freshBudget(key, deltaTotal)
 	if err != nil {
@@ -177,6 +178,9 @@ func (s *server) train(ds *dataset, kind string, eps, deltaTotal float64, timeou
 	}
 	defer undo()
 	q := fmt.Sprintf("SELECT DP_TRAIN('%s', %s, '%s')", ds.name, fmtFloat(eps), kind)
+	if opts != "" {
+		q = fmt.Sprintf("SELECT DP_TRAIN('%s', %s, '%s', '%s')", ds.name, fmtFloat(eps), kind, opts)
+	}
 	var name string
 	ctx, cancel := context.Background(), context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -221,6 +225,9 @@ func (s *server) train(ds *dataset, kind string, eps, deltaTotal float64, timeou
 	o.modelKind, o.epsCharged, o.deltaCharged, o.params = rec.Kind, rec.Epsilon, rec.Delta, rec.Params
 	if o.value, err = score(&m, ds); err != nil {
 		return o, err
+	}
+	if ds.classify {
+		o.balanced = balancedScore(&m, ds)
 	}
 	return o, nil
 }
@@ -273,6 +280,27 @@ func score(m *mechanism.Model, ds *dataset) (float64, error) {
 		acc = math.Sqrt(acc)
 	}
 	return acc, nil
+}
+
+// balancedScore is the balanced accuracy (mean recall over the classes
+// present in the test split) of m.
+func balancedScore(m *mechanism.Model, ds *dataset) float64 {
+	hit, tot := map[string]float64{}, map[string]float64{}
+	for i, x := range ds.testX {
+		p, err := m.Predict(x)
+		if err != nil {
+			return math.NaN()
+		}
+		tot[ds.testC[i]]++
+		if p.Class == ds.testC[i] {
+			hit[ds.testC[i]]++
+		}
+	}
+	var s float64
+	for c, n := range tot {
+		s += hit[c] / n
+	}
+	return s / float64(len(tot))
 }
 
 func fmtFloat(x float64) string {

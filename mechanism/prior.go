@@ -1,0 +1,198 @@
+package mechanism
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/noise"
+)
+
+// KindPrior is the DP class-prior model: it predicts the class with the
+// largest noisy count whatever the row (docs/mechanisms/prior.md).
+const KindPrior = "prior"
+
+// PriorCounts releases the class counts of y (classes 0..k−1) with Laplace
+// noise of scale 2/ε each: replacing one row moves one unit from one count
+// to another, ‖Δ‖₁ ≤ 2, so the vector is ε-DP (row unit). Only functions
+// of the noisy counts leave the package's callers (an argmax, log-priors).
+func PriorCounts(y []int, k int, eps float64) ([]float64, error) {
+	if k < 2 || !(eps > 0) || math.IsInf(eps, 0) {
+		return nil, fmt.Errorf("prior: need k ≥ 2 classes and a positive finite ε, got k = %d, ε = %v", k, eps)
+	}
+	return noisyCounts(y, k, 2/eps)
+}
+
+// noisyCounts adds Laplace noise of the given scale to the class counts.
+func noisyCounts(y []int, k int, scale float64) ([]float64, error) {
+	c := classCounts(y, k)
+	if err := noise.AddLaplaceVec(c, scale); err != nil {
+		return nil, fmt.Errorf("prior: %w", err)
+	}
+	return c, nil
+}
+
+// PriorEvent is the accountant's record of PriorCounts or PriorClass at ε.
+func PriorEvent(eps float64) budget.Event { return budget.Event{Kind: budget.Laplace, Epsilon: eps} }
+
+// argmax of noisy counts (first on ties: a fixed rule).
+func argmax(c []float64) int {
+	best := 0
+	for i, v := range c {
+		if v > c[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// PriorClass releases the index of a large class count of y by
+// permute-and-flip (McKenna & Sheldon, NeurIPS 2020) with utility the
+// count: replacing one row changes every count by at most 1 (Δu = 1), so
+// visiting the classes in a uniformly random order and accepting class r
+// with probability exp(ε(c_r − c*)/2) (c* the largest count) is ε-DP, and
+// it never picks a worse class more often than the exponential mechanism
+// does. Every class gets its coin (time independent of the counts).
+func PriorClass(y []int, k int, eps float64) (int, error) {
+	if k < 2 || !(eps > 0) || math.IsInf(eps, 0) {
+		return 0, fmt.Errorf("prior: need k ≥ 2 classes and a positive finite ε, got k = %d, ε = %v", k, eps)
+	}
+	return permuteAndFlip(classCounts(y, k), eps/2), nil
+}
+
+func classCounts(y []int, k int) []float64 {
+	c := make([]float64, k)
+	for _, v := range y {
+		if v >= 0 && v < k {
+			c[v]++
+		}
+	}
+	return c
+}
+
+// permuteAndFlip accepts candidate r with probability exp(rate·(u_r − u*)).
+func permuteAndFlip(u []float64, rate float64) int {
+	best := u[argmax(u)]
+	order := make([]int, len(u))
+	for i := range order {
+		order[i] = i
+	}
+	for i := len(order) - 1; i > 0; i-- { // Fisher–Yates
+		j := int(noise.IntN(uint64(i + 1)))
+		order[i], order[j] = order[j], order[i]
+	}
+	chosen := -1
+	for _, r := range order {
+		// The best candidate accepts with probability 1 (Uniform < 1).
+		if noise.Uniform() < math.Exp(rate*(u[r]-best)) && chosen < 0 {
+			chosen = r
+		}
+	}
+	return chosen
+}
+
+// NewPriorModel is the constant model predicting class. It keeps the
+// trained model's label, features, inputs and scaler so that DP_PREDICT
+// takes the same arguments.
+func NewPriorModel(like *Model, class int) *Model {
+	w := make([]float64, len(like.Classes))
+	w[class] = 1
+	return &Model{Kind: KindPrior, Label: like.Label, Features: like.Features, Inputs: like.Inputs,
+		Classes: like.Classes, Scaler: like.Scaler, Weights: [][]float64{w}}
+}
+
+// logPriors are log π̃_k from noisy counts, each clipped below at 1 (a
+// fixed public rule: a noisy count may be ≤ 0).
+func logPriors(counts []float64) []float64 {
+	var tot float64
+	c := make([]float64, len(counts))
+	for i, v := range counts {
+		c[i] = math.Max(v, 1)
+		tot += c[i]
+	}
+	for i := range c {
+		c[i] = math.Log(c[i] / tot)
+	}
+	return c
+}
+
+// BalancedKinds are the kinds whose class scores are log-likelihood
+// (log-odds) units, so that subtracting the log prior gives the scorer of
+// the balanced (class-weighted) objective: logit adjustment (Menon et al.,
+// "Long-tail learning via logit adjustment", ICLR 2021).
+var BalancedKinds = []string{KindLogReg, KindLDA, KindQDA, KindGNB}
+
+// LogitAdjust turns m into the balanced scorer: each class score loses
+// log π̃_k (linear scorers: the intercept weight; quadratic scorers, whose
+// score is −2 log-likelihood: +2 log π̃_k on the constant). Post-processing
+// of m and of the noisy counts.
+func LogitAdjust(m *Model, counts []float64) error {
+	if len(counts) != len(m.Classes) {
+		return fmt.Errorf("balanced: %d counts for %d classes", len(counts), len(m.Classes))
+	}
+	if !m.Scaler.Intercept || m.RFF != nil {
+		return fmt.Errorf("balanced: the %s model has no intercept coordinate", m.Kind)
+	}
+	lp := logPriors(counts)
+	f := m.Scaler.Dim()
+	root := math.Sqrt(float64(f)) // the intercept coordinate is 1/√F
+	switch m.Kind {
+	case KindLogReg, KindLDA:
+		if len(m.Weights) == 1 && len(m.Classes) == 2 {
+			m.Weights[0][f-1] -= (lp[1] - lp[0]) * root
+			return nil
+		}
+		if len(m.Weights) != len(m.Classes) {
+			return fmt.Errorf("balanced: %d weight vectors for %d classes", len(m.Weights), len(m.Classes))
+		}
+		for k := range m.Weights {
+			m.Weights[k][f-1] -= lp[k] * root
+		}
+		return nil
+	case KindQDA, KindGNB:
+		if len(m.Phi) != len(m.Classes) {
+			return fmt.Errorf("balanced: %d matrices for %d classes", len(m.Phi), len(m.Classes))
+		}
+		for k := range m.Phi {
+			m.Phi[k][f*f-1] += 2 * lp[k] * float64(f)
+		}
+		return nil
+	}
+	return fmt.Errorf("balanced: kind %s does not support objective=balanced (kinds: %v)", m.Kind, BalancedKinds)
+}
+
+// Correct counts the rows of X the model predicts as y (training rows: the
+// selection's score). Its time depends on n and the model only.
+func Correct(m *Model, X [][]float64, y []int) (int64, error) {
+	idx := make(map[string]int, len(m.Classes))
+	for i, c := range m.Classes {
+		idx[c] = i
+	}
+	var n int64
+	for i, x := range X {
+		p, err := m.Predict(x)
+		if err != nil {
+			return 0, err
+		}
+		if idx[p.Class] == y[i] {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// SelectModel is the private choice between the trained model and the
+// prior: true (the model) iff (correct_model − correct_prior) + Lap(2/ε) >
+// 0. One row changes each count by at most 1, so the difference by at most
+// 2: the one released bit is ε-DP.
+func SelectModel(correctModel, correctPrior int64, eps float64) (bool, error) {
+	return selectScale(correctModel, correctPrior, 2/eps)
+}
+
+func selectScale(correctModel, correctPrior int64, scale float64) (bool, error) {
+	v, err := noise.AddLaplace(float64(correctModel-correctPrior), scale)
+	if err != nil {
+		return false, fmt.Errorf("prior selection: %w", err)
+	}
+	return v > 0, nil
+}
