@@ -10,7 +10,7 @@
 #   bash scripts/test-setup.sh -- -run X ./engine/   install + go test with these args
 #
 # Needs root (apt-get) on Debian 12 or a derivative; on other systems install
-# the packages below by hand. First run: ≈ 350 MB of Debian packages
+# the packages below by hand. First run: about 110 Debian packages
 # (MariaDB, a JDK, PHP, Perl and Python drivers, scikit-learn) in 2–5 minutes,
 # and Go downloads the module dependencies and builds the packages in the
 # module cache / build cache (≈ 3–6 minutes on 2 cores); go test ./... itself
