@@ -87,11 +87,9 @@ func numericString(s string, i int, what string) (float64, error) {
 	t := strings.TrimSpace(s)
 	f, err := strconv.ParseFloat(t, 64)
 	// Decimal notation only (no 0x1p-2, no 1_000), as MySQL reads numbers.
-	if err != nil || strings.ContainsAny(t, "xXpP_") {
+	// 'nan' and 'inf' are not numbers to MySQL either (it reads them as 0).
+	if err != nil || strings.ContainsAny(t, "xXpP_") || math.IsNaN(f) || math.IsInf(f, 0) {
 		return 0, fmt.Errorf("argument %d (%s) must be a number, got the string %q", i+1, what, truncateArg(s))
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("argument %d (%s) must be finite, got %v", i+1, what, f)
 	}
 	return f, nil
 }
