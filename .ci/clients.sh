@@ -12,18 +12,12 @@ cd "$(dirname "$0")/.."
 . .ci/lib-mariadb.sh
 work=$(mktemp -d)
 ROOT_PW=ci-root ANA_PW=ana-pw
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cleanup() { kill "${pid:-0}" 2>/dev/null || true; mariadb_down "$work/mariadb"; rm -rf "$work"; }
 trap cleanup EXIT
 
-go build -o "$work/dpsql" ./cmd/dpsql
-DPSQL_ROOT_PASSWORD=$ROOT_PW "$work/dpsql" serve --data-dir "$work/data" --listen "127.0.0.1:$port" >"$work/server.log" 2>&1 &
-pid=$!
+dpsql_up "$work" "$ROOT_PW"
+pid=$DP_PID port=$DP_PORT
 mariadb_up "$work/mariadb" "$ROOT_PW"
-for _ in $(seq 1 100); do
-  mariadb --protocol=tcp -h127.0.0.1 -P"$port" -uroot -p"$ROOT_PW" -e 'SELECT 1' >/dev/null 2>&1 && break
-  sleep 0.2
-done
 
 rows=$(seq 1 200 | awk '{printf "%s(%d, %g)", (NR>1?", ":""), $1, ($1 % 101) / 10}')
 setup() { # port extra-sql

@@ -11,7 +11,6 @@ cd "$(dirname "$0")/.."
 . .ci/lib-mariadb.sh
 work=$(mktemp -d)
 ROOT_PW=ci-root
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cleanup() { kill "${pid:-0}" 2>/dev/null || true; mariadb_down "$work/mariadb"; rm -rf "$work"; }
 trap cleanup EXIT
 
@@ -22,14 +21,9 @@ cp -r "$src" "$work/suite"
 chmod -R u+w "$work/suite"
 (cd "$work/suite" && go test -c -o "$work/suite.test" . ) # compiled once, run twice
 
-go build -o "$work/dpsql" ./cmd/dpsql
-DPSQL_ROOT_PASSWORD=$ROOT_PW "$work/dpsql" serve --data-dir "$work/data" --listen "127.0.0.1:$port" >"$work/server.log" 2>&1 &
-pid=$!
+dpsql_up "$work" "$ROOT_PW"
+pid=$DP_PID port=$DP_PORT
 mariadb_up "$work/mariadb" "$ROOT_PW"
-for _ in $(seq 1 100); do
-  mariadb --protocol=tcp -h127.0.0.1 -P"$port" -uroot -p"$ROOT_PW" -e 'SELECT 1' >/dev/null 2>&1 && break
-  sleep 0.2
-done
 for p in "$port" "$MDB_PORT"; do
   mariadb --protocol=tcp -h127.0.0.1 -P"$p" -uroot -p"$ROOT_PW" -e 'CREATE DATABASE gotest'
 done

@@ -1,4 +1,4 @@
-# Sourced by CI scripts: a private MariaDB on a free loopback port, the
+# Sourced by CI scripts and engine tests: a private MariaDB on a free loopback port, the
 # reference that dpsql is compared against (issue 29).
 #   mariadb_up DIR ROOT_PW   starts it in DIR; sets MDB_PORT; root@127.0.0.1 has ROOT_PW
 #   mariadb_down DIR         stops it and removes DIR
@@ -36,4 +36,20 @@ mariadb_down() {
   }
   rm -rf "$dir"
   return 0
+}
+
+# dpsql_up DIR ROOT_PW: builds dpsql and serves a fresh data directory in DIR
+# on a free loopback port; sets DP_PORT and DP_PID (log: DIR/server.log).
+dpsql_up() {
+  local dir=$1 pw=$2
+  go build -o "$dir/dpsql" ./cmd/dpsql
+  DP_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  DPSQL_ROOT_PASSWORD=$pw "$dir/dpsql" serve --data-dir "$dir/data" --listen "127.0.0.1:$DP_PORT" >"$dir/server.log" 2>&1 &
+  DP_PID=$!
+  for _ in $(seq 1 100); do
+    mariadb --protocol=tcp -h127.0.0.1 -P"$DP_PORT" -uroot -p"$pw" -e 'SELECT 1' >/dev/null 2>&1 && return 0
+    sleep 0.2
+  done
+  echo "dpsql did not start; see $dir/server.log" >&2
+  return 1
 }
