@@ -97,13 +97,16 @@ var (
 	// DO expr [, expr]: evaluate and discard (DO 1 is the drivers' ping).
 	reDo = regexp.MustCompile(`(?is)^\s*DO\s+(.+?)[\s;]*$`)
 	// DESCRIBE t 'pattern' / DESCRIBE t col (DBI's column_info sends the first).
-	reDescribe = regexp.MustCompile("(?is)^\\s*(?:DESCRIBE|DESC|EXPLAIN)\\s+((?:`[^`]+`|\\w+)(?:\\s*\\.\\s*(?:`[^`]+`|\\w+))?)\\s+('(?:[^'\\\\]|\\\\.|'')*'|`[^`]+`|\\w+)[\\s;]*$")
+	reDescribe = regexp.MustCompile("(?is)^\\s*(?:DESCRIBE|DESC)\\s+((?:`[^`]+`|\\w+)(?:\\s*\\.\\s*(?:`[^`]+`|\\w+))?)\\s+('(?:[^'\\\\]|\\\\.|'')*'|`[^`]+`|\\w+)[\\s;]*$")
 	// ALTER USER name [, name …] ACCOUNT UNLOCK (the login lock-out, auth.go).
 	reUnlock = regexp.MustCompile(`(?is)^\s*ALTER\s+USER\s+(?:IF\s+EXISTS\s+)?(.+?)\s+ACCOUNT\s+UNLOCK[\s;]*$`)
 	// CHECK / OPTIMIZE / REPAIR / ANALYZE TABLE t [, t …] [options] (mariadb-check).
 	reAdmin = regexp.MustCompile(`(?is)^\s*(CHECK|OPTIMIZE|REPAIR|ANALYZE)\s+(?:(?:NO_WRITE_TO_BINLOG|LOCAL)\s+)?TABLES?\s+(.+?)((?:\s+(?:QUICK|FAST|MEDIUM|EXTENDED|CHANGED|USE_FRM|FOR\s+UPGRADE))*)[\s;]*$`)
 	reIdent = regexp.MustCompile("^\\s*(`[^`]+`|\\w+)(?:\\s*\\.\\s*(`[^`]+`|\\w+))?\\s*$")
 )
+
+var explainWords = map[string]bool{"SELECT": true, "INSERT": true, "UPDATE": true, "DELETE": true, "REPLACE": true,
+	"TABLE": true, "WITH": true, "FORMAT": true, "ANALYZE": true, "EXTENDED": true, "PARTITIONS": true, "FOR": true, "VALUES": true}
 
 // rewriteCompat returns the statement go-mysql-server should run instead
 // of query, and whether its rows are to be discarded (DO). ok is false when
@@ -113,7 +116,8 @@ func rewriteCompat(query string) (rewritten string, discard, ok bool) {
 	if m := reDo.FindStringSubmatch(q); m != nil {
 		return "SELECT " + m[1], true, true
 	}
-	if m := reDescribe.FindStringSubmatch(q); m != nil {
+	// DESCRIBE SELECT … / DESC FORMAT=… are EXPLAIN: not a table.
+	if m := reDescribe.FindStringSubmatch(q); m != nil && !explainWords[strings.ToUpper(m[1])] {
 		pat := m[2]
 		switch pat[0] {
 		case '\'':
