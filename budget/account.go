@@ -20,13 +20,47 @@ type eventCost struct {
 	eps, delta uint64
 }
 
-func costOf(events []Event) eventCost {
+// costOf returns the basic cost of a release. requested is the (ε, δ) the
+// caller asked for: a mechanism that splits it over k events in float64
+// (δ·0.3 + δ·0.7) may sum to a decimal a few ulp above it, which rounded up
+// to units would refuse a release asking exactly what remains. A sum within
+// (k+1)·2⁻⁵⁰ relative of the request is charged the request itself
+// (docs/privacy/accounting.md, "Rounding").
+func costOf(events []Event, requested [2]float64) eventCost {
 	se, sd := new(big.Rat), new(big.Rat)
 	for _, e := range events {
 		se.Add(se, decimalRat(e.Epsilon))
 		sd.Add(sd, decimalRat(e.Delta))
 	}
-	return eventCost{eps: ratToUnits(se, epsScale, true), delta: ratToUnits(sd, deltaScale, true)}
+	tol := splitTolerance(len(events))
+	return eventCost{
+		eps:   ratToUnits(snapToRequest(se, requested[0], tol), epsScale, true),
+		delta: ratToUnits(snapToRequest(sd, requested[1], tol), deltaScale, true),
+	}
+}
+
+// splitTolerance is the relative float64 error of splitting a request over
+// k events and summing them: far below the samplers' own scale inflation.
+func splitTolerance(k int) *big.Rat {
+	return new(big.Rat).SetFrac(big.NewInt(int64(k)+1), new(big.Int).Lsh(big.NewInt(1), 50))
+}
+
+// snapToRequest returns the request's decimal when sum exceeds it by at most
+// tol relative, and sum otherwise (below the request, or far above it: a
+// release whose events cost more than it asked is charged their cost).
+func snapToRequest(sum *big.Rat, requested float64, tol *big.Rat) *big.Rat {
+	if !finite(requested) || requested <= 0 {
+		return sum
+	}
+	req := decimalRat(requested)
+	if sum.Cmp(req) <= 0 {
+		return sum
+	}
+	limit := new(big.Rat).Mul(req, new(big.Rat).Add(big.NewRat(1, 1), tol))
+	if sum.Cmp(limit) <= 0 {
+		return req
+	}
+	return sum
 }
 
 // releaseRDP returns the release's RDP at each order in units, rounded up

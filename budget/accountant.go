@@ -297,7 +297,7 @@ func (a *Accountant) Reserve(r Request) (Receipt, error) {
 	if err := validRequest(&r); err != nil {
 		return Receipt{}, err
 	}
-	cost := costOf(r.Events)
+	cost := costOf(r.Events, r.Requested)
 	events := append([]Event(nil), r.Events...)
 	var (
 		rec   Receipt

@@ -488,3 +488,96 @@ func TestClosedDatabase(t *testing.T) {
 		t.Fatal("Open(nil) succeeded")
 	}
 }
+
+// TestExactRemainingAdmitted: a release asking exactly the remaining δ (or
+// ε), split over events in float64 so that the events' decimals sum a few
+// ulp above the request, is admitted and charged what was asked; a release
+// whose events cost clearly more than it asked is still charged their cost
+// and refused past the budget.
+func TestExactRemainingAdmitted(t *testing.T) {
+	const delta = 1e-5
+	dv, f := delta, 0.4 // variables: constants would fold exactly
+	d1, d2 := dv*f, dv*(1-f)
+	if new(big.Rat).Add(decimalRat(d1), decimalRat(d2)).Cmp(decimalRat(delta)) <= 0 {
+		t.Fatalf("test premise: %v + %v should exceed %v as decimals", d1, d2, delta)
+	}
+	for _, mode := range []Mode{Basic, RDP} {
+		a, _, _ := openTemp(t)
+		mustProtect(t, a, "db.t", 1, 2*delta, mode) // rdp keeps half of δ for the conversion
+		if mode == Basic {
+			if _, err := a.Reserve(Request{Table: "db.t", Requested: [2]float64{0.1, delta}, Events: []Event{{Kind: Generic, Epsilon: 0.1, Delta: delta}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ev := []Event{{Kind: Generic, Epsilon: 0.05, Delta: d1}, {Kind: Generic, Epsilon: 0.05, Delta: d2}}
+		r := Request{Table: "db.t", Requested: [2]float64{0.1, delta}, Events: ev}
+		q, err := a.Quote(r)
+		if err != nil || !q.Admitted {
+			t.Fatalf("%s: quote of exactly the remaining δ: %+v %v", mode, q, err)
+		}
+		rec, err := a.Reserve(r)
+		if err != nil {
+			t.Fatalf("%s: exactly the remaining δ refused: %v", mode, err)
+		}
+		if rec.Delta != delta {
+			t.Errorf("%s: charged δ=%v, want what was asked (%v)", mode, rec.Delta, delta)
+		}
+		if s := mustStatus(t, a, "db.t"); s.DeltaRemaining != 0 {
+			t.Errorf("%s: δ remaining %v after spending it all", mode, s.DeltaRemaining)
+		}
+		// Nothing left: the next release with any δ is refused.
+		if _, err := a.Reserve(Request{Table: "db.t", Requested: [2]float64{0.1, 1e-18}, Events: []Event{{Kind: Generic, Epsilon: 0.1, Delta: 1e-18}}}); !errors.Is(err, ErrBudgetExceeded) {
+			t.Errorf("%s: δ beyond the budget: %v", mode, err)
+		}
+	}
+
+	// ε: a request of exactly the remaining 0.1 split as 0.1·0.2 + 0.1·0.8
+	// in float64 (0.020000000000000004 + 0.08000000000000002 as decimals).
+	a, _, _ := openTemp(t)
+	mustProtect(t, a, "db.e", 0.1, 0, Basic)
+	const eps = 0.1
+	ev2, f2 := eps, 0.2
+	ev := []Event{{Kind: Laplace, Epsilon: ev2 * f2}, {Kind: Laplace, Epsilon: ev2 * (1 - f2)}}
+	if new(big.Rat).Add(decimalRat(ev[0].Epsilon), decimalRat(ev[1].Epsilon)).Cmp(decimalRat(eps)) <= 0 {
+		t.Fatal("test premise: the ε split should exceed 0.1 as decimals")
+	}
+	if _, err := a.Reserve(Request{Table: "db.e", Requested: [2]float64{eps, 0}, Events: ev}); err != nil {
+		t.Fatalf("ε split 0.2/0.8 of exactly the remaining 0.1: %v", err)
+	}
+	if s := mustStatus(t, a, "db.e"); s.EpsilonSpent != eps {
+		t.Errorf("spent %v, want %v", s.EpsilonSpent, eps)
+	}
+
+	// Events that cost more than the request (beyond float error) are
+	// charged their cost: asking 0.5 with events of 0.3 + 0.3 costs 0.6.
+	a, _, _ = openTemp(t)
+	mustProtect(t, a, "db.o", 1, 0, Basic)
+	rec, err := a.Reserve(Request{Table: "db.o", Requested: [2]float64{0.5, 0}, Events: []Event{{Kind: Laplace, Epsilon: 0.3}, {Kind: Laplace, Epsilon: 0.3}}})
+	if err != nil || rec.Epsilon != 0.6 {
+		t.Fatalf("over-asking events: charged %v (%v), want 0.6", rec.Epsilon, err)
+	}
+	if _, err := a.Reserve(Request{Table: "db.o", Requested: [2]float64{0.4, 0}, Events: []Event{{Kind: Laplace, Epsilon: 0.2}, {Kind: Laplace, Epsilon: 0.2 + 1e-9}}}); !errors.Is(err, ErrBudgetExceeded) {
+		t.Errorf("events 1e-9 above the remaining 0.4 admitted: %v", err)
+	}
+}
+
+// TestSnapToRequestTolerance: the snap window is (k+1)·2⁻⁵⁰ relative, no more.
+func TestSnapToRequestTolerance(t *testing.T) {
+	tol := splitTolerance(1)
+	req := 1e-5
+	in := new(big.Rat).Mul(decimalRat(req), big.NewRat(1<<50+1, 1<<50))
+	if snapToRequest(in, req, tol).Cmp(decimalRat(req)) != 0 {
+		t.Error("a sum 2⁻⁵⁰ relative above the request not snapped to it")
+	}
+	out := new(big.Rat).Mul(decimalRat(req), big.NewRat(1<<50+3, 1<<50))
+	if snapToRequest(out, req, tol).Cmp(out) != 0 {
+		t.Error("a sum 3·2⁻⁵⁰ relative above the request snapped (window is 2·2⁻⁵⁰ for one event)")
+	}
+	below := big.NewRat(1, 1e6)
+	if snapToRequest(below, req, tol).Cmp(below) != 0 {
+		t.Error("a sum below the request changed")
+	}
+	if snapToRequest(in, 0, tol).Cmp(in) != 0 {
+		t.Error("a zero request snapped")
+	}
+}

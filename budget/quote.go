@@ -28,7 +28,7 @@ func (a *Accountant) Quote(r Request) (Quote, error) {
 	if err := validRequest(&r); err != nil {
 		return Quote{}, err
 	}
-	cost := costOf(r.Events)
+	cost := costOf(r.Events, r.Requested)
 	var q Quote
 	var found bool
 	err := a.db.View(func(tx *bolt.Tx) error {

@@ -168,7 +168,7 @@ func (a *Accountant) RestoreTable(table string, d TableDump) error {
 			}
 			have[releaseKey(r)] = true
 			// Charged at the events' cost under this server's accounting.
-			c := costOf(r.Events)
+			c := costOf(r.Events, [2]float64{r.ReqEps, r.ReqDelta})
 			n.EpsBasic, n.DeltaBasic = addSat(n.EpsBasic, c.eps), addSat(n.DeltaBasic, c.delta)
 			if n.Mode == RDP {
 				n.RDP = addVec(n.RDP, releaseRDP(n.Orders, r.Events))

@@ -106,8 +106,11 @@ func TestBulkLoadDataMatchesPerRowPath(t *testing.T) {
 		// Duplicates of an earlier row of the file, of a stored row, of a
 		// unique key: skipped with a warning (LOCAL implies IGNORE).
 		{"dups", "3,3.5,c,30,0\n1,9,x,99,0\n4,4.5,d,30,0\n5,5.5,e,50,0\n3,0,z,0,0\n6,6.5,f,60,0\n", "LOAD DATA LOCAL INFILE 'Reader::%[2]s' INTO TABLE %[1]s FIELDS TERMINATED BY ','", true},
-		// NULL spellings, empty fields, empty lines, escapes.
-		{"nulls", "7,\\N,NULL,,\n\n8,8.5,,\\N,NULL\n9,9.5,a\\b\\\\c,90,\\N\n10,1,\\Z,100,2\n", "LOAD DATA LOCAL INFILE 'Reader::%[2]s' INTO TABLE %[1]s FIELDS TERMINATED BY ','", true},
+		// NULL spellings, empty fields, empty lines. (Escapes other than \N
+		// are MySQL's on the bulk path, issue 29, and go-mysql-server drops
+		// the escape character on the per-row path: TestMySQLConformance
+		// compares them with MariaDB.)
+		{"nulls", "7,\\N,NULL,,\n\n8,8.5,,\\N,NULL\n9,9.5,abc,90,\\N\n10,1,z,100,2\n", "LOAD DATA LOCAL INFILE 'Reader::%[2]s' INTO TABLE %[1]s FIELDS TERMINATED BY ','", true},
 		// Values that do not convert: zero or truncation with a warning.
 		{"bad values", "11,abc,toolongstring,110,1\n12, 12.5 ,ok,1e20,3.5e39\n13,0x10,h,130,inf\n14,1e400,i,140,-0\n15,12abc,j,x,5\n", "LOAD DATA LOCAL INFILE 'Reader::%[2]s' INTO TABLE %[1]s FIELDS TERMINATED BY ','", true},
 		// Too few and too many fields.

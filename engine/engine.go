@@ -271,7 +271,7 @@ func (e *Engine) NewServer(addr string) (*server.Server, error) {
 
 // NewServerWithOptions listens on addr with opt.
 func (e *Engine) NewServerWithOptions(addr string, opt server.Options) (*server.Server, error) {
-	return server.New(e.SQL, e.plans, addr, opt)
+	return server.New(e.SQL, e.plans, addr, e.serverOptions(opt))
 }
 
 // PlanCacheHits is the number of prepared-statement executions that

@@ -35,7 +35,9 @@ import (
 
 // fastLoadEligible reports whether ld can be read by fastLoadData.
 func fastLoadEligible(ld *plan.LoadData) bool {
-	if !ld.Local || ld.LinesStartingBy != "" || ld.FieldsEnclosedBy != "" || ld.FieldsTerminatedBy == "" || ld.LinesTerminatedBy == "" {
+	// [OPTIONALLY] ENCLOSED BY one character is read here (splitLoadFields);
+	// go-mysql-server's reader refuses unenclosed fields (issue 29).
+	if !ld.Local || ld.LinesStartingBy != "" || len(ld.FieldsEnclosedBy) > 1 || len(ld.FieldsEscapedBy) > 1 || ld.FieldsTerminatedBy == "" || ld.LinesTerminatedBy == "" {
 		return false
 	}
 	for _, v := range ld.UserVars {
@@ -118,7 +120,12 @@ func (f *fastLoadData) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error)
 		nUserVars:     len(n.UserVars),
 		ignoreNum:     n.IgnoreNum,
 		term:          n.FieldsTerminatedBy,
-		esc:           n.FieldsEscapedBy,
+	}
+	if n.FieldsEnclosedBy != "" {
+		it.encl = n.FieldsEnclosedBy[0]
+	}
+	if n.FieldsEscapedBy != "" {
+		it.esc = n.FieldsEscapedBy[0]
 	}
 	it.isString = make([]bool, len(n.DestSch))
 	it.kind = make([]exactKind, len(n.DestSch))
@@ -144,7 +151,8 @@ type fastLoadIter struct {
 	fieldToColMap []int
 	nUserVars     int
 	ignoreNum     int64
-	term, esc     string
+	term          string
+	encl, esc     byte // 0: none
 	isString      []bool
 	// kind: parse the column's fields as DOUBLE or BIGINT here.
 	kind []exactKind
@@ -152,6 +160,7 @@ type fastLoadIter struct {
 	// copy (a field kept as a string is copied by value).
 	borrow bool
 	fields []string
+	parsed []loadField
 	set    []bool
 	// slab: rows are cut from it, a block at a time; nums holds the
 	// parsed numbers the rows point to.
@@ -214,8 +223,18 @@ func (l *fastLoadIter) next() (sql.Row, error) {
 
 // parse is loadDataIter.parseFields followed by the literals' evaluation.
 func (l *fastLoadIter) parse(line string) (sql.Row, error) {
-	l.fields = splitInto(l.fields[:0], line, l.term)
-	fields := l.fields
+	// A line without the escape character and no enclosure splits on the
+	// terminator alone; otherwise MySQL's rules (splitLoadFields).
+	fields := l.parsed[:0]
+	if l.encl == 0 && (l.esc == 0 || strings.IndexByte(line, l.esc) < 0) {
+		l.fields = splitInto(l.fields[:0], line, l.term)
+		for _, f := range l.fields {
+			fields = append(fields, loadField{s: f, null: f == "NULL"})
+		}
+	} else {
+		fields = splitLoadFields(fields, line, l.term, l.encl, l.esc)
+	}
+	l.parsed = fields
 	w := len(l.destSch)
 	if len(l.slab) < w {
 		l.slab = make([]any, w*slabRows)
@@ -231,25 +250,10 @@ func (l *fastLoadIter) parse(line string) (sql.Row, error) {
 		if exprIdx >= len(row) {
 			continue
 		}
-		field := fields[fieldIdx]
-		null := false
-		if l.esc != "" {
-			switch field {
-			case "\\N":
-				null = true
-			case "\\Z":
-				field = "\x1a"
-			case "\\0":
-				field = "\x00"
-			default:
-				if strings.Contains(field, l.esc) {
-					field = strings.ReplaceAll(field, l.esc, "")
-				}
-			}
-		}
+		field, null := fields[fieldIdx].s, fields[fieldIdx].null
 		set[exprIdx] = true
 		switch {
-		case null || field == "NULL":
+		case null:
 			row[exprIdx] = nil
 		case field == "":
 			if l.isString[l.fieldToColMap[fieldIdx]] {

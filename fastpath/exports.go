@@ -82,3 +82,7 @@ func SplitTextInsert(q string) (string, bool) {
 // TextFastHits is the number of text INSERTs that re-used a plan without
 // binding again (textinsert.go's fastInsert).
 func (pc *PlanCache) TextFastHits() uint64 { return pc.textFast.Load() }
+
+// StripLeadingComments drops a statement's leading blanks, semicolons and
+// comments (the server's conformance rewrites match what follows).
+func StripLeadingComments(q string) string { return stripLeadingComments(q) }

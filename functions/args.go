@@ -30,8 +30,10 @@ func argString(args []any, i int, what string) (string, error) {
 	return s, nil
 }
 
-// argFloat returns a finite numeric argument. Strings are refused so that a
-// typo such as '0.5x' is an error instead of a silent 0.
+// argFloat returns a finite numeric argument. A string that is a whole
+// number ('0.5', ' 1e-5 ') is read as MySQL coerces it: PHP PDO and Perl DBI
+// bind every placeholder as a string. Anything else in a string ('0.5x',
+// ”) is refused, so that a typo is an error instead of MySQL's silent 0.
 func argFloat(args []any, i int, what string) (float64, error) {
 	if i >= len(args) || args[i] == nil {
 		return 0, fmt.Errorf("argument %d (%s) must not be NULL", i+1, what)
@@ -67,6 +69,10 @@ func argFloat(args []any, i int, what string) (float64, error) {
 			return 0, fmt.Errorf("argument %d (%s) must not be NULL", i+1, what)
 		}
 		f, _ = v.Decimal.Float64()
+	case string:
+		return numericString(v, i, what)
+	case []byte:
+		return numericString(string(v), i, what)
 	default:
 		return 0, fmt.Errorf("argument %d (%s) must be a number, got %T", i+1, what, args[i])
 	}
@@ -74,6 +80,26 @@ func argFloat(args []any, i int, what string) (float64, error) {
 		return 0, fmt.Errorf("argument %d (%s) must be finite, got %v", i+1, what, f)
 	}
 	return f, nil
+}
+
+// numericString reads a number bound as a string (see argFloat).
+func numericString(s string, i int, what string) (float64, error) {
+	t := strings.TrimSpace(s)
+	f, err := strconv.ParseFloat(t, 64)
+	// Decimal notation only (no 0x1p-2, no 1_000), as MySQL reads numbers.
+	// 'nan' and 'inf' are not numbers to MySQL either (it reads them as 0).
+	if err != nil || strings.ContainsAny(t, "xXpP_") || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("argument %d (%s) must be a number, got the string %q", i+1, what, truncateArg(s))
+	}
+	return f, nil
+}
+
+// truncateArg keeps error messages short.
+func truncateArg(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
 }
 
 // argEpsilon returns a privacy parameter ε > 0.

@@ -90,3 +90,26 @@ func TestLabelString(t *testing.T) {
 		}
 	}
 }
+
+// TestArgNumericStrings: numbers bound as strings (PHP PDO, Perl DBI) are
+// read as MySQL coerces them; anything but a whole decimal number is refused.
+func TestArgNumericStrings(t *testing.T) {
+	for s, want := range map[string]float64{"0.5": 0.5, " 1e-5 ": 1e-5, "+2": 2, "-0.25": -0.25, "3.": 3, ".5": 0.5} {
+		for _, arg := range []any{s, []byte(s)} {
+			if f, err := argFloat([]any{arg}, 0, "epsilon"); err != nil || f != want {
+				t.Errorf("argFloat(%T %q) = %v, %v; want %v", arg, s, f, err, want)
+			}
+		}
+	}
+	for _, s := range []string{"", "  ", "0.5x", "x", "0x1p-2", "1_000", "NaN", "inf", "-Infinity", "1e999", "0.5 0.5"} {
+		if f, err := argFloat([]any{s}, 0, "epsilon"); err == nil {
+			t.Errorf("argFloat(%q) accepted as %v", s, f)
+		}
+	}
+	if eps, err := argEpsilon([]any{"0.5"}, 0); err != nil || eps != 0.5 {
+		t.Errorf("argEpsilon('0.5') = %v, %v", eps, err)
+	}
+	if _, err := argEpsilon([]any{"0"}, 0); err == nil {
+		t.Error("argEpsilon('0') accepted")
+	}
+}

@@ -204,6 +204,14 @@ func quoteShort(s string) string {
 
 // Rule is the analyzer rule (post-validation) described in the package doc.
 func (g *Guard) Rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *plan.Scope, _ analyzer.RuleSelector, _ *sql.QueryFlags) (sql.Node, transform.TreeIdentity, error) {
+	// issue 29: a read-only session (SET SESSION TRANSACTION READ ONLY)
+	// refuses writes, as MySQL does (1792; go-sql-driver's rejectReadOnly
+	// reconnects on it). SET, USE and transaction statements are read-only.
+	if v, verr := ctx.GetSessionVariable(ctx, "transaction_read_only"); verr == nil && !plan.IsReadOnly(n) {
+		if fmt.Sprint(v) == "1" || v == true {
+			return n, transform.SameTree, sql.ErrReadOnlyTransaction.New()
+		}
+	}
 	owner := g.Owner(ctx)
 	fileOK := g.hasGlobal(ctx, sql.PrivilegeType_File)
 	// bi (issue 12): statements that provably read no rows answer empty;

@@ -3,7 +3,10 @@
 // require_secure_transport, login throttling with uniform answers
 // (auth.go), the identity it advertises (Version), and the process limits
 // (limits.go: the default release memory, the Go runtime's GC settings,
-// ParseBytes for sizes on the command line).
+// ParseBytes for sizes on the command line), and MySQL conformance in
+// front of the handler (conform.go, issue 29: status flags at connect,
+// MySQL error codes, DO, DESCRIBE t 'pattern', CHECK/OPTIMIZE/REPAIR/
+// ANALYZE TABLE, ALTER USER … ACCOUNT UNLOCK, read-only sessions).
 //
 // Imports: fastpath and store (sessions). It may not import engine (which
 // wires it: engine.NewServer) nor any DP package: it never sees a release.

@@ -31,6 +31,16 @@ type Options struct {
 	// Throttle configures the login brute-force protection; the zero value
 	// means DefaultLoginThrottle.
 	Throttle LoginThrottle
+	// IsOwner reports whether an account is a data owner: owners run ALTER
+	// USER … ACCOUNT UNLOCK and CHECK/OPTIMIZE/REPAIR/ANALYZE TABLE
+	// (conform.go). Nil: nobody.
+	IsOwner func(user string) bool
+	// IsProtected reports whether a table is protected (ANALYZE collects
+	// no statistics of it).
+	IsProtected func(db, table string) bool
+	// DPError classifies dpsql's refusals on privacy grounds by message:
+	// their MySQL error code and SQLSTATE, 0 for other errors.
+	DPError func(msg string) (code int, sqlState string)
 }
 
 // LoadTLS reads a PEM certificate (chain) and key for Options.TLS.
@@ -74,12 +84,15 @@ func New(e *sqle.Engine, plans *fastpath.PlanCache, addr string, opt Options) (*
 		return nil, fmt.Errorf("set server identity: %w", err)
 	}
 	// issue 13: prepared statements re-use their analysed plans (package fastpath).
+	// issue 29: MySQL conformance in front of it (conform.go).
 	var ch *fastpath.Handler
 	sessions := &fastpath.Sessions{}
+	conform := &conformHandler{throttle: t, owner: opt.IsOwner, protected: opt.IsProtected, dpError: opt.DPError}
 	wrap := func(h mysql.Handler) (mysql.Handler, error) {
 		if gh, ok := h.(*gmsserver.Handler); ok {
 			ch = fastpath.NewHandler(gh, plans, sessions)
-			return ch, nil
+			conform.Handler = ch
+			return conform, nil
 		}
 		return h, nil
 	}
@@ -87,6 +100,9 @@ func New(e *sqle.Engine, plans *fastpath.PlanCache, addr string, opt Options) (*
 		s, err := sessionBuilder(ctx, conn, addr)
 		if ss, ok := s.(*store.Session); ok && err == nil {
 			sessions.Put(conn.ConnectionID, ss)
+		}
+		if err == nil {
+			conform.sessions.Store(conn.ConnectionID, s)
 		}
 		return s, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/sirupsen/logrus"
 
@@ -143,10 +144,19 @@ func serve(args []string) error {
 		// Printed once, on stdout, never logged.
 		fmt.Printf("dpsql: created account root with generated password: %s\n", e.GeneratedRootPassword)
 	}
+	if rootPasswordDiffers(e, os.Getenv("DPSQL_ROOT_PASSWORD")) {
+		fmt.Fprintf(os.Stderr, rootPasswordWarning, *dataDir)
+		log.WithField("data_dir", *dataDir).Warn("DPSQL_ROOT_PASSWORD differs from root's password in the data directory; root keeps its password")
+	}
 	if *demo {
+		// The first start loads and protects every demo table (a few
+		// seconds to a minute); later starts find them in place.
+		log.Info("loading the demo datasets (database demo) if missing")
+		t0 := time.Now()
 		if err := e.LoadDemo(*demoData); err != nil {
 			return fmt.Errorf("load demo data: %w", err)
 		}
+		log.WithField("seconds", time.Since(t0).Round(100*time.Millisecond).Seconds()).Info("demo datasets ready")
 	}
 	srv, err := e.NewServerWithOptions(*listen, sopt)
 	if err != nil {
@@ -190,6 +200,10 @@ func importCSV(args []string) error {
 	defer e.Close()
 	if e.GeneratedRootPassword != "" {
 		fmt.Printf("dpsql: created account root with generated password: %s\n", e.GeneratedRootPassword)
+		fmt.Fprintf(os.Stderr, "dpsql: DPSQL_ROOT_PASSWORD was not set, so root got the generated password above; a later serve keeps it whatever DPSQL_ROOT_PASSWORD says\n")
+	}
+	if rootPasswordDiffers(e, os.Getenv("DPSQL_ROOT_PASSWORD")) {
+		fmt.Fprintf(os.Stderr, rootPasswordWarning, *dataDir)
 	}
 	n, err := e.ImportCSVFile(*table, *csvPath)
 	if err != nil {
