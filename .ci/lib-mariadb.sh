@@ -30,9 +30,9 @@ mariadb_up() {
 mariadb_down() {
   local dir=$1 pid
   [ -f "$dir/pid" ] && pid=$(cat "$dir/pid") && {
-    kill "$pid" 2>/dev/null
+    kill "$pid" 2>/dev/null || true
     for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
-    kill -9 "$pid" 2>/dev/null
+    kill -9 "$pid" 2>/dev/null || true # usually gone by now: under set -e a failed kill would fail the script
   }
   rm -rf "$dir"
   return 0
