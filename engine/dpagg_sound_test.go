@@ -145,6 +145,22 @@ func medianRatio(m [2]time.Duration) float64 {
 	return math.Max(a, b) / math.Min(a, b)
 }
 
+// stableLatencies is latencies measured up to three times until the two
+// sides' interquartile means are within 1.5×: a value-dependent cost shows
+// on every attempt (the legacy evaluator's is 5–7×), while a loaded machine
+// (CI runs several test binaries on 2 cores) rarely skews three in a row.
+func stableLatencies(t *testing.T, c *sql.Conn, q string, args []any, n int) (med [2]time.Duration, errs [2]int, msgs [2]string, r float64) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		med, errs, msgs = latencies(t, c, q, args, n)
+		r = medianRatio(med)
+		if r <= 1.5 || attempt == 3 {
+			return med, errs, msgs, r
+		}
+		t.Logf("attempt %d: latencies %v / %v (ratio %.2f): measuring again", attempt, med[0], med[1], r)
+	}
+}
+
 // TestDPAggTimingAudit: the timing attack (an expensive conversion
 // gated by AND on row 7) has the same outcome on both neighbours and
 // latency medians within 1.5×; so does an admitted expensive operator (a
@@ -159,23 +175,23 @@ func TestDPAggTimingAudit(t *testing.T) {
 
 	// Refusals take about a millisecond, where scheduling noise is
 	// relatively large: more samples.
-	med, errs, msgs := latencies(t, c, attack, long, 101)
+	med, errs, msgs, r := stableLatencies(t, c, attack, long, 101)
 	t.Logf("attack: latency (interquartile means) %v / %v, errors %v (%s)", med[0], med[1], errs, msgs[0])
 	if errs != [2]int{101, 101} || !strings.Contains(msgs[0], "longer than") || msgs[0] != strings.ReplaceAll(msgs[1], "n1.", "n0.") {
 		t.Fatalf("the long parameter must be refused before charging on both neighbours, every time: errors %v, %q / %q", errs, msgs[0], msgs[1])
 	}
-	if r := medianRatio(med); r > 1.5 {
-		t.Fatalf("attack: latencies %v vs %v (ratio %.2f > 1.5)", med[0], med[1], r)
+	if r > 1.5 {
+		t.Fatalf("attack: latencies %v vs %v (ratio %.2f > 1.5 on three attempts)", med[0], med[1], r)
 	}
 
 	like := "SELECT COUNT(*) FROM n%d WHERE id = 7 AND age > 30 AND name LIKE '%%a%%b%%c%%d%%e%%f%%g%%h%%i%%j%%k%%l%%'"
-	med, errs, _ = latencies(t, c, like, nil, 101)
+	med, errs, _, r = stableLatencies(t, c, like, nil, 101)
 	t.Logf("admitted LIKE: latency %v / %v", med[0], med[1])
 	if errs != [2]int{} {
 		t.Fatalf("admitted LIKE failed: %v", errs)
 	}
-	if r := medianRatio(med); r > 1.5 {
-		t.Fatalf("admitted LIKE: latencies %v vs %v (ratio %.2f > 1.5)", med[0], med[1], r)
+	if r > 1.5 {
+		t.Fatalf("admitted LIKE: latencies %v vs %v (ratio %.2f > 1.5 on three attempts)", med[0], med[1], r)
 	}
 
 	// Must-fail: go-mysql-server's evaluator converts the parameter only
@@ -183,7 +199,7 @@ func TestDPAggTimingAudit(t *testing.T) {
 	restore := engine.SetLegacyDPFilter(true)
 	defer restore()
 	med, errs, _ = latencies(t, c, attack, long, 11)
-	r := medianRatio(med)
+	r = medianRatio(med)
 	t.Logf("legacy evaluator: latency %v / %v (ratio %.1f), errors %v", med[0], med[1], r, errs)
 	if r <= 1.5 {
 		t.Fatalf("the legacy evaluator's timing signal was not caught: ratio %.2f", r)
@@ -239,28 +255,18 @@ func TestDPAggAdversarialValuesOverTheWire(t *testing.T) {
 	c := freshSession(t, ts, 0.001)
 	worst, worstPred := 0.0, ""
 	for _, p := range preds {
-		// Round-robin over the variants, so that load on the machine hits
-		// every variant alike.
-		d := make([][]time.Duration, len(variants))
-		for rep := 0; rep < 11; rep++ {
-			for v := range variants {
-				q := fmt.Sprintf("SELECT COUNT(*) FROM adv%d WHERE %s", v, p)
-				start := time.Now()
-				var n float64
-				if err := c.QueryRowContext(context.Background(), q).Scan(&n); err != nil {
-					t.Fatalf("%s on variant %d: %v", short(q), v, err)
-				}
-				d[v] = append(d[v], time.Since(start))
-			}
-		}
 		// The fastest run of each: load on the machine only adds time, and
 		// the rest of a release (the durable reservation) does not depend
-		// on the rows.
-		meds := make([]time.Duration, len(variants))
-		for v := range d {
-			meds[v] = slices.Min(d[v])
+		// on the rows. A ratio above 3 is measured again (up to three
+		// times): a value-dependent cost repeats, a burst of load does not.
+		var meds []time.Duration
+		var r float64
+		for attempt := 0; attempt < 3; attempt++ {
+			meds = fastest(t, c, p, len(variants))
+			if r = float64(slices.Max(meds)) / float64(slices.Min(meds)); r <= 3 {
+				break
+			}
 		}
-		r := float64(slices.Max(meds)) / float64(slices.Min(meds))
 		if r > worst {
 			worst, worstPred = r, p
 		}
@@ -269,6 +275,30 @@ func TestDPAggAdversarialValuesOverTheWire(t *testing.T) {
 		}
 	}
 	t.Logf("%d admitted predicates × %d variants: no error; worst ratio of fastest latencies %.2f (%s)", len(preds), len(variants), worst, short(worstPred))
+}
+
+// fastest runs predicate p on every variant table adv0…, round-robin (so
+// that load on the machine hits every variant alike), 11 times, and returns
+// each variant's fastest latency.
+func fastest(t *testing.T, c *sql.Conn, p string, variants int) []time.Duration {
+	t.Helper()
+	d := make([][]time.Duration, variants)
+	for rep := 0; rep < 11; rep++ {
+		for v := range d {
+			q := fmt.Sprintf("SELECT COUNT(*) FROM adv%d WHERE %s", v, p)
+			start := time.Now()
+			var n float64
+			if err := c.QueryRowContext(context.Background(), q).Scan(&n); err != nil {
+				t.Fatalf("%s on variant %d: %v", short(q), v, err)
+			}
+			d[v] = append(d[v], time.Since(start))
+		}
+	}
+	out := make([]time.Duration, variants)
+	for v := range d {
+		out[v] = slices.Min(d[v])
+	}
+	return out
 }
 
 // TestAnswerCachePerAccount: an account never receives another account's

@@ -26,7 +26,7 @@ type testServer struct {
 
 func quietLog() *logrus.Logger {
 	l := logrus.New()
-	l.SetLevel(logrus.WarnLevel)
+	l.SetLevel(logrus.ErrorLevel)
 	return l
 }
 
