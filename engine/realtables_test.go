@@ -276,15 +276,18 @@ func TestDPTrainRawTables(t *testing.T) {
 		// With a handful of runs the two means are within each other's noise
 		// on income (0.248 vs 0.249 once under -race): the test fails when
 		// balanced is worse beyond 2 standard errors; that it is better is
-		// measured with 10 runs in docs/results/realtables.md.
-		if seb := math.Sqrt((srb*srb + sbb*sbb) / float64(runs)); set.imbalanced && mbb < mrb-2*seb {
+		// measured with 10 runs in docs/results/realtables.md. 3 standard
+		// errors, not 2: with 4 runs the standard deviations are themselves
+		// noisy (Student's t with ~6 degrees of freedom exceeds 2 in 5 % of
+		// runs, 3 in 1.2 %), and CI runs this test twice.
+		if seb := math.Sqrt((srb*srb + sbb*sbb) / float64(runs)); set.imbalanced && mbb < mrb-3*seb {
 			t.Fatalf("%s: objective=balanced balanced accuracy %.3f below the default's %.3f by more than noise (se %.3f)", set.name, mbb, mrb, seb)
 		}
 		if mr < set.minAcc {
 			t.Fatalf("%s: mean accuracy %.3f below %.2f", set.name, mr, set.minAcc)
 		}
 		se := math.Sqrt((sr*sr + sh*sh) / float64(runs))
-		if mr < mh-2*se-0.01 {
+		if mr < mh-3*se-0.01 {
 			t.Fatalf("%s: raw-table accuracy %.3f below hand one-hot %.3f by more than noise (se %.3f)", set.name, mr, mh, se)
 		}
 		// Scoring a public test table spends nothing.
