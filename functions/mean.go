@@ -42,6 +42,17 @@ func (e *Env) planMean(ctx *sql.Context, args []any) (*releasePlan, error) {
 	if !ok {
 		return nil, fmt.Errorf("column %s of %s has no declared bounds (CALL dp_bounds first)", col, ref.key)
 	}
+	if u, ok := e.Catalog.UnitOf(ref.key); ok {
+		// Person level: AVG over the unit, the mean of per-person means,
+		// each clamped to the declared bounds (no row count: it is not
+		// public on a unit's table).
+		return e.planUnit(ctx, ref, u, "DP_MEAN", UnitRequest{Kind: UnitMean, Column: col, Epsilon: eps}, func(v []float64) (any, error) {
+			if len(v) != 1 {
+				return nil, fmt.Errorf("DP_MEAN: %d values released, want 1", len(v))
+			}
+			return v[0], nil
+		})
+	}
 	n, err := e.Store.RowCount(ref.db, ref.table)
 	if err != nil {
 		return nil, fmt.Errorf("row count of %s: %w", ref.key, err)

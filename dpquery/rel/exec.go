@@ -105,6 +105,14 @@ func (p *Plan) collect(src Source, check func() error) (*bound.Accumulator, erro
 		}
 		for j, at := range groupAt {
 			v := row[at]
+			if b := p.bins[j]; b != nil {
+				i := b.Of(v)
+				if i < 0 || i >= len(b.Labels) {
+					return nil // in no bin: in no group
+				}
+				labels[j] = b.Labels[i]
+				continue
+			}
 			if v == nil {
 				return nil // NULL keys are in no group
 			}
