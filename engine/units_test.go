@@ -68,7 +68,8 @@ func TestPrivacyUnitDeclarations(t *testing.T) {
 	wantErr(t, ana, "SELECT * FROM orders", "protected")
 
 	// Row-level releases protect a row, not a customer: refused, nothing charged.
-	wantErr(t, ana, "SELECT DP_QUANTILE('orders', 'amount', 0.5, 0.5)", "privacy unit shop.customer")
+	mustExec(t, root, "CALL dp_bounds('orders', 'customer_id', 0, 100)") // a feature, so that DP_TRAIN reaches its unit check
+	wantErr(t, ana, "SELECT DP_TRAIN('orders', 0.5, 'linreg', 'label=amount')", "privacy unit shop.customer")
 	for _, tbl := range []string{"shop.customers", "shop.orders"} {
 		if s := spent(t, root, tbl); s != 0 {
 			t.Fatalf("%s: spent %v after refused releases", tbl, s)
@@ -306,8 +307,8 @@ func TestUnitQueriesOverTheWire(t *testing.T) {
 	}
 }
 
-// TestUnitFunctionsOverTheWire (issue 27 item 5): DP_MEAN and DP_HISTOGRAM
-// on the shop's tables run at person level through the compiler and charge
+// TestUnitFunctionsOverTheWire (issue 27 item 5): DP_MEAN, DP_HISTOGRAM and
+// DP_QUANTILE on the shop's tables run at person level through the compiler and charge
 // the unit's one account. Customer 0 has 500 orders of amount 100, the 200
 // others one order of 10: row level, the mean would be ≈ 74.3 and the top
 // bin 500; person level, customer 0 is one mean in [0, 100] and one row in
@@ -351,7 +352,7 @@ func TestUnitFunctionsOverTheWire(t *testing.T) {
 	wantErr(t, ana, "SELECT DP_MEAN('customers', 'region', 1)", "no declared bounds")
 	wantErr(t, ana, "SELECT DP_MEAN('orders', 'amount', 100)", "budget")
 	wantErr(t, ana, "SELECT DP_HISTOGRAM('orders', 'amount', 1, 'bins=4; max_groups_contributed=0')", "must be > 0")
-	wantErr(t, ana, "SELECT DP_QUANTILE('orders', 'amount', 0.5, 1)", "privacy unit shop.customer")
+	wantErr(t, ana, "SELECT DP_QUANTILE('orders', 'amount', 0.5, 1, 'max_groups_contributed=2')", "unknown option")
 	mustExec(t, root, "CALL dp_bounds('orders', 'customer_id', 0, 200)") // a feature, so that DP_TRAIN reaches its unit check
 	wantErr(t, ana, "SELECT DP_TRAIN('orders', 1, 'linreg', 'label=amount')", "privacy unit shop.customer")
 	spentAll(0)
@@ -403,8 +404,23 @@ func TestUnitFunctionsOverTheWire(t *testing.T) {
 	}
 	spentAll(4)
 
+	// DP_QUANTILE at ε = 1, C = 1: customers 1..200 now have amounts
+	// 0..49 (four each), the heavy customer 500 orders at 100. Person level
+	// the median is ≈ 25; row level (700 rows, 500 of them at 100) it is 100.
+	mustExec(t, root, "UPDATE orders SET amount = customer_id % 50 WHERE customer_id > 0")
+	dry = queryString(t, ana, "SELECT DP_QUANTILE('orders', 'amount', 0.5, 1, 'dry_run=1')")
+	for _, frag := range []string{`"unit":"shop.customer"`, `"max_rows_contributed_per_group":1`, `"laplace_scale":2`, `"account":"unit:shop.customer"`} {
+		if !strings.Contains(dry, frag) {
+			t.Fatalf("DP_QUANTILE dry run lacks %s: %s", frag, dry)
+		}
+	}
+	if med := queryFloat(t, ana, "SELECT DP_QUANTILE('orders', 'amount', 0.5, 1)"); med < 10 || med > 40 {
+		t.Fatalf("DP_QUANTILE median %v, want ≈ 25 (the 500 orders at 100 are one value), not the row-level 100", med)
+	}
+	spentAll(5)
+
 	// The ledger records the releases on the unit's account.
-	if n := queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger WHERE function_name IN ('DP_MEAN', 'DP_HISTOGRAM') AND table_name = 'unit:shop.customer'"); n != 3 {
-		t.Fatalf("%v ledger rows on the unit's account, want 3", n)
+	if n := queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger WHERE function_name IN ('DP_MEAN', 'DP_HISTOGRAM', 'DP_QUANTILE') AND table_name = 'unit:shop.customer'"); n != 4 {
+		t.Fatalf("%v ledger rows on the unit's account, want 4", n)
 	}
 }

@@ -10,11 +10,12 @@ import (
 )
 
 // DP functions on tables of a privacy unit (issue 27 item 5,
-// docs/privacy/units.md §8). DP_MEAN and DP_HISTOGRAM on such a table are
+// docs/privacy/units.md §8). DP_MEAN, DP_HISTOGRAM and DP_QUANTILE on such a table are
 // compiled into person-level queries of the DP query compiler
 // (dpquery/rel, which imports this package and implements UnitCompiler;
 // the engine wires it): DP_MEAN is AVG over the unit, DP_HISTOGRAM a
-// grouped COUNT over public bins with each person's bins bounded. They
+// grouped COUNT over public bins with each person's bins bounded,
+// DP_QUANTILE a report-noisy-max over at most C values per person. They
 // charge the unit's one account. Every other row-level release stays
 // refused on unit tables (errRowLevelOnUnit).
 
@@ -24,6 +25,7 @@ type UnitKind int
 const (
 	UnitMean      UnitKind = iota + 1 // DP_MEAN: AVG, the mean of per-person means
 	UnitHistogram                     // DP_HISTOGRAM: COUNT per public bin
+	UnitQuantile                      // DP_QUANTILE: at most C values per person, report-noisy-max
 )
 
 // UnitRequest is a DP function call on a table of a unit, all public.
@@ -31,9 +33,12 @@ type UnitRequest struct {
 	Kind              UnitKind
 	DB, Table, Column string
 	Epsilon           float64
-	// MaxGroups (bins per person) and MaxRows (rows per person and bin);
-	// 0: the compiler's defaults. Histogram only.
+	// MaxGroups (bins per person, histogram) and MaxRows (rows per person
+	// and bin; quantile: values per person); 0: the compiler's defaults.
 	MaxGroups, MaxRows int
+	// Quantile: q and the grid size K.
+	Q    float64
+	Grid int
 	// Histogram bins: public labels, the bin of a stored value (−1: none;
 	// total, no panic) and the binning's canonical text.
 	Labels []string

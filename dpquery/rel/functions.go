@@ -3,6 +3,7 @@ package rel
 import (
 	"fmt"
 
+	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/mechanism/bound"
 )
@@ -14,6 +15,8 @@ import (
 //	DP_MEAN(t, x, ε)          ≡ SELECT AVG(x) FROM t
 //	DP_HISTOGRAM(t, x, ε, …)  ≡ SELECT bin(x), COUNT(*) FROM t GROUP BY bin(x)
 //	                            over the public bins, with k and C
+//	DP_QUANTILE(t, x, q, ε, …) ≡ the scan of x with persons, then
+//	                            mechanism/bound's quantile (C values per person)
 type Functions struct {
 	Meta Meta
 	Src  Source
@@ -28,7 +31,50 @@ func (f Functions) CompileUnit(r functions.UnitRequest) (*functions.UnitRelease,
 	if err != nil {
 		return nil, err
 	}
+	if r.Kind == functions.UnitQuantile {
+		return f.quantile(p, r)
+	}
 	return f.release(p, r), nil
+}
+
+// quantileMech is the person-level quantile of a compiled call.
+func quantileMech(p *Plan, r functions.UnitRequest) (*bound.Quantile, error) {
+	c := r.MaxRows
+	if c == 0 {
+		c = DefaultMaxRows
+	}
+	m := p.Bound().Measures[0]
+	qm, err := bound.NewQuantile(m.Lo, m.Hi, r.Q, r.Epsilon, r.Grid, c)
+	if err != nil {
+		return nil, refuse("%v", err)
+	}
+	return qm, nil
+}
+
+// quantile describes a compiled DP_QUANTILE and runs it.
+func (f Functions) quantile(p *Plan, r functions.UnitRequest) (*functions.UnitRelease, error) {
+	qm, err := quantileMech(p, r)
+	if err != nil {
+		return nil, err
+	}
+	return &functions.UnitRelease{
+		Unit: p.Unit, Tables: p.Tables, Events: []budget.Event{qm.Event()}, MaxGroups: 1, MaxRows: qm.MaxRows,
+		Mechanism: "person-level quantile (dpquery/rel, mechanism/bound): at most C non-NULL values per person (a uniform C-subset, crypto RNG), report-noisy-max over the K public grid points of the declared bounds with utility −|rank − round(q·n)|, n the kept values",
+		Bound:     fmt.Sprintf("each person keeps at most C = %d value(s): adding or removing a person moves every utility by at most ⌈C·max(q, 1−q)⌉ = %v", qm.MaxRows, qm.Sensitivity()),
+		Calibration: map[string]float64{"sensitivity": qm.Sensitivity(), "laplace_scale": qm.Scale(),
+			"lower_bound": qm.Grid.Lo, "upper_bound": qm.Grid.Hi},
+		Run: func(check func() error) ([]float64, error) {
+			acc := qm.Accumulator()
+			if err := p.each(f.Src, check, func(person, _ string, vals []float64) { acc.Row(person, vals[0]) }); err != nil {
+				return nil, err
+			}
+			v, err := acc.Release()
+			if err != nil {
+				return nil, err
+			}
+			return []float64{v}, nil
+		},
+	}, nil
 }
 
 // compile is the query of a function call.
@@ -40,6 +86,13 @@ func (f Functions) compile(r functions.UnitRequest) (*Plan, error) {
 		if r.MaxGroups != 0 || r.MaxRows != 0 || r.Labels != nil {
 			return nil, refuse("DP_MEAN takes no bins or contribution bounds: a person contributes one mean")
 		}
+		q.Aggs = []Agg{{Kind: bound.Avg, Col: &c}}
+	case functions.UnitQuantile:
+		if r.MaxGroups != 0 || r.Labels != nil {
+			return nil, refuse("DP_QUANTILE takes no bins or max_groups_contributed: one quantile, at most max_rows_contributed_per_group values per person")
+		}
+		// The column read as AVG reads it (declared bounds required, the
+		// declared transform and clip); the mechanism is the quantile's.
 		q.Aggs = []Agg{{Kind: bound.Avg, Col: &c}}
 	case functions.UnitHistogram:
 		q.GroupBy = []Col{c}

@@ -306,3 +306,72 @@ func llrVec(y, a0, a1 []float64) float64 {
 	}
 	return s
 }
+
+// TestFunctionsQuantile: DP_QUANTILE compiles into the scan with persons
+// and mechanism/bound's quantile: scale 2⌈C·max(q, 1−q)⌉/ε, one Laplace
+// event, the median of person values at a huge ε, and a customer with
+// 10,000 orders keeps at most C values (through orders and through items).
+func TestFunctionsQuantile(t *testing.T) {
+	m := shop(t, 100, 3) // person values c%50, three orders each
+	f := Functions{Meta: m, Src: m}
+	req := func(table, col string, q, eps float64, c int) functions.UnitRequest {
+		return functions.UnitRequest{Kind: functions.UnitQuantile, DB: "s", Table: table, Column: col, Epsilon: eps, Q: q, Grid: 101, MaxRows: c}
+	}
+	for _, c := range []struct {
+		q     float64
+		rows  int
+		scale float64
+	}{{0.5, 0, 2}, {0.5, 3, 4}, {0.9, 10, 18}} {
+		r, err := f.CompileUnit(req("orders", "amount", c.q, 1, c.rows))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Calibration["laplace_scale"] != c.scale || len(r.Events) != 1 || r.Events[0] != (budget.Event{Kind: budget.Laplace, Epsilon: 1}) || r.Unit != "s.customer" {
+			t.Fatalf("q=%v C=%d: %v %v", c.q, c.rows, r.Calibration, r.Events)
+		}
+	}
+	r, err := f.CompileUnit(req("orders", "amount", 0.5, 1e7, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One value per person: 0..49 twice, n = 100, rank 50 first reached at 24.
+	if v, err := r.Run(nil); err != nil || v[0] != 24 {
+		t.Fatalf("median %v (%v), want 24", v, err)
+	}
+	for _, bad := range []functions.UnitRequest{req("orders", "amount", 1.5, 1, 1), req("customers", "region", 0.5, 1, 1),
+		func() functions.UnitRequest { x := req("orders", "amount", 0.5, 1, 1); x.MaxGroups = 2; return x }()} {
+		if _, err := f.CompileUnit(bad); !errors.Is(err, ErrRefused) {
+			t.Fatalf("%+v: %v, want a refusal", bad, err)
+		}
+	}
+	// The heavy victim keeps at most C values, on orders and on items.
+	for _, c := range []int{1, 4} {
+		for _, tc := range [][2]string{{"orders", "amount"}, {"items", "qty"}} {
+			rq := req(tc[0], tc[1], 0.5, 1, c)
+			p, err := f.compile(rq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			qm, err := quantileMech(p, rq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept := func(src *mem) int64 {
+				acc := qm.Accumulator()
+				if err := p.each(src, nil, func(person, _ string, vals []float64) { acc.Row(person, vals[0]) }); err != nil {
+					t.Fatal(err)
+				}
+				_, n, err := acc.Cells()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return n
+			}
+			m2 := m.clone()
+			addVictim(m2, 31337, make([]float64, 10000))
+			if n0, n1 := kept(m), kept(m2); n1-n0 != int64(c) || n0 != int64(100*min(c, 3)) {
+				t.Fatalf("%s, C=%d: kept %d then %d values, want %d + %d", tc[0], c, n0, n1, 100*min(c, 3), c)
+			}
+		}
+	}
+}

@@ -83,22 +83,27 @@ func (a *QuantileAccumulator) Add(v float64) {
 	if math.IsNaN(v) {
 		return
 	}
-	v = mechanism.Clip(v, a.m.Lo, a.m.Hi)
-	// Smallest j with Point(j) ≥ v.
-	j := int(math.Ceil((v - a.m.Lo) / (a.m.Hi - a.m.Lo) * float64(a.m.K-1)))
+	a.cells[a.m.Cell(v)]++
+}
+
+// Cell is the grid cell of a non-NaN value: the smallest j with
+// Point(j) ≥ clip(v) (cell j holds Point(j−1) < v ≤ Point(j)).
+func (m *Quantile) Cell(v float64) int {
+	v = mechanism.Clip(v, m.Lo, m.Hi)
+	j := int(math.Ceil((v - m.Lo) / (m.Hi - m.Lo) * float64(m.K-1)))
 	if j < 0 {
 		j = 0
 	}
-	if j >= a.m.K {
-		j = a.m.K - 1
+	if j >= m.K {
+		j = m.K - 1
 	}
-	for j > 0 && a.m.Point(j-1) >= v {
+	for j > 0 && m.Point(j-1) >= v {
 		j--
 	}
-	for j < a.m.K-1 && a.m.Point(j) < v {
+	for j < m.K-1 && m.Point(j) < v {
 		j++
 	}
-	a.cells[j]++
+	return j
 }
 
 // utilities returns u_j = −|r_j − round(q·n)|.
