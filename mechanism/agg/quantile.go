@@ -125,9 +125,16 @@ func (a *QuantileAccumulator) ReleaseIndex() (int, error) {
 	if a.n < 1 {
 		return 0, errors.New("quantile: the table is empty")
 	}
-	best, bestV := -1, math.Inf(-1)
-	for j, u := range a.utilities() {
-		v, err := noise.AddLaplace(u, a.m.Scale())
+	return NoisyMax(a.utilities(), a.m.Scale())
+}
+
+// NoisyMax is report-noisy-max: the index of the largest u_j plus Laplace
+// noise of scale (noise.AddLaplace, fresh per index); ties go to the lowest
+// index. The caller's scale is 2Δ/ε for utilities of sensitivity Δ.
+func NoisyMax(u []float64, scale float64) (int, error) {
+	best, bestV := 0, math.Inf(-1)
+	for j, x := range u {
+		v, err := noise.AddLaplace(x, scale)
 		if err != nil {
 			return 0, fmt.Errorf("quantile: %w", err)
 		}

@@ -128,17 +128,7 @@ func (a *QuantileAccumulator) ReleaseIndex() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	best, bestV := 0, math.Inf(-1)
-	for j, u := range Utilities(a.m.Grid.Q, cells, n) {
-		v, err := noise.AddLaplace(u, a.m.Scale())
-		if err != nil {
-			return 0, fmt.Errorf("bound: quantile noise: %w", err)
-		}
-		if v > bestV {
-			best, bestV = j, v
-		}
-	}
-	return best, nil
+	return agg.NoisyMax(Utilities(a.m.Grid.Q, cells, n), a.m.Scale())
 }
 
 // Release returns the chosen grid point.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/dpsql/dpsql/audit"
 	"github.com/dpsql/dpsql/mechanism/agg"
-	"github.com/dpsql/dpsql/noise"
 )
 
 func mustQuantile(t *testing.T, lo, hi, q, eps float64, k, c int) *Quantile {
@@ -139,18 +138,21 @@ func TestAuditPersonQuantile(t *testing.T) {
 	for i := range victim {
 		victim[i] = 10
 	}
+	fill := func(m *Quantile, side int) *QuantileAccumulator {
+		acc := m.Accumulator()
+		for i := 0; i < 10; i++ {
+			acc.Row(fmt.Sprint(i), float64(i))
+		}
+		if side == 1 {
+			for _, v := range victim {
+				acc.Row("victim", v)
+			}
+		}
+		return acc
+	}
 	sample := func(m *Quantile) audit.Sampler {
 		return func(side int) float64 {
-			acc := m.Accumulator()
-			for i := 0; i < 10; i++ {
-				acc.Row(fmt.Sprint(i), float64(i))
-			}
-			if side == 1 {
-				for _, v := range victim {
-					acc.Row("victim", v)
-				}
-			}
-			v, err := acc.Release()
+			v, err := fill(m, side).Release()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,28 +187,13 @@ func TestAuditPersonQuantile(t *testing.T) {
 	// C-blind: 10 values per person kept (Δ = 5), noise for Δ = 1 (scale 2/ε).
 	m3 := mustQuantile(t, 0, 10, 0.5, eps, 11, 10)
 	audit.RequireCatch(t, func(side int) float64 {
-		acc := m3.Accumulator()
-		for i := 0; i < 10; i++ {
-			acc.Row(fmt.Sprint(i), float64(i))
-		}
-		if side == 1 {
-			for _, v := range victim {
-				acc.Row("victim", v)
-			}
-		}
-		cells, n, err := acc.Cells()
+		cells, n, err := fill(m3, side).Cells()
 		if err != nil {
 			t.Fatal(err)
 		}
-		best, bestV := 0, math.Inf(-1)
-		for j, u := range Utilities(0.5, cells, n) {
-			v, err := noise.AddLaplace(u, 2/eps)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v > bestV {
-				best, bestV = j, v
-			}
+		best, err := agg.NoisyMax(Utilities(0.5, cells, n), 2/eps)
+		if err != nil {
+			t.Fatal(err)
 		}
 		return m3.Grid.Point(best)
 	}, eps, cfg)
