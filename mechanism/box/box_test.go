@@ -435,3 +435,42 @@ func TestBonusCap(t *testing.T) {
 		t.Fatalf("large n·ε_q: cap %v, want %v", p.bonusCap(k), PenaltyOctaves)
 	}
 }
+
+// TestRanksMatchSort: the counted ranks of Release are exactly the ranks
+// #{v ≤ x} of the sorted clipped column, for the grid and for the bound
+// candidates around any median, with ties, NULLs and values outside the
+// declared box, and whatever the number of workers.
+func TestRanksMatchSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 5))
+	for _, n := range []int{1, 7, 1000, 40000} {
+		col := make([]float64, n)
+		for i := range col {
+			switch i % 7 {
+			case 0:
+				col[i] = math.NaN()
+			case 1:
+				col[i] = 50 // ties
+			case 2:
+				col[i] = -3 + 200*rng.Float64() // outside [0, 100] too
+			default:
+				col[i] = math.Round(100*rng.Float64()) / 4 // ties on grid points
+			}
+		}
+		p, err := New(n, []float64{0}, []float64{100}, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := rankOf(col)
+		fs := []featureRelease{{p: p}}
+		at := func(i, _ int) float64 { return col[i] }
+		down, up := candidates(12.5, 0, 100, Octaves)
+		for _, pts := range [][]float64{p.grids[0], sortedUnion(down, up)} {
+			got := p.cellRanks(fs, [][]float64{pts}, at)[0]
+			for _, x := range pts {
+				if got(x) != want(x) {
+					t.Fatalf("n=%d: rank(%v) = %v, sorted column gives %v", n, x, got(x), want(x))
+				}
+			}
+		}
+	}
+}
