@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"sort"
 	"sync"
@@ -404,6 +405,13 @@ func sortedUnion(a, b []float64) []float64 {
 // contiguous part per worker and the integer counts added, so the result
 // does not depend on the schedule.
 func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, at func(i, j int) float64) []func(float64) float64 {
+	keys := make([][]uint64, len(pts))
+	for k, ps := range pts {
+		keys[k] = make([]uint64, len(ps))
+		for i, x := range ps {
+			keys[k][i] = orderKey(x)
+		}
+	}
 	workers := max(1, min(runtime.GOMAXPROCS(0), p.n/8192))
 	parts := make([][][]int64, workers)
 	var wg sync.WaitGroup
@@ -424,7 +432,7 @@ func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, at func(i, j int)
 						continue
 					}
 					v = mechanism.Clip(v, p.lo[f.j], p.hi[f.j])
-					c[k][cellOf(pts[k], v)]++
+					c[k][cellOf(keys[k], orderKey(v))]++
 				}
 			}
 		}()
@@ -449,21 +457,27 @@ func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, at func(i, j int)
 	return out
 }
 
-// cellOf is the index of the smallest point of the sorted pts that is
-// ≥ v, for v ≤ the last point: a binary search whose number of steps
-// depends only on len(pts).
-func cellOf(pts []float64, v float64) int {
-	lo, n := 0, len(pts)
+// cellOf is the index of the smallest key of the sorted keys that is ≥ v
+// (keys and v from orderKey), for v ≤ the last key: a binary search of
+// ⌈log₂ len(keys)⌉ steps whatever v is, on integers, the step an arithmetic
+// borrow rather than a branch the values steer.
+func cellOf(keys []uint64, v uint64) int {
+	base, n := 0, len(keys)
 	for n > 1 {
 		half := n / 2
-		if pts[lo+half-1] < v {
-			lo += half
-			n -= half
-		} else {
-			n = half
-		}
+		_, below := bits.Sub64(keys[base+half-1], v, 0) // 1 iff key < v
+		base += int(below) * half
+		n -= half
 	}
-	return lo
+	return base
+}
+
+// orderKey maps a non-NaN float64 to a uint64 with the same order (−0 is
+// +0 first, so equal floats get equal keys): the sign bit set for
+// non-negatives, every bit flipped for negatives.
+func orderKey(v float64) uint64 {
+	b := math.Float64bits(v + 0)
+	return b ^ (uint64(int64(b)>>63) | 1<<63)
 }
 
 // bonusCap is the cap of the bonus in octaves: PenaltyOctaves, lowered so
