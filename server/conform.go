@@ -229,6 +229,7 @@ func (h *conformHandler) ComQuery(ctx context.Context, c *mysql.Conn, query stri
 	if err := h.readOnlyRefusal(ctx, c, query); err != nil {
 		return err
 	}
+	callback = textResults(callback, query)
 	if handled, err := h.compatQuery(ctx, c, query, false, callback); handled {
 		return h.err(err)
 	}
@@ -240,6 +241,7 @@ func (h *conformHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query
 	if err := h.readOnlyRefusal(ctx, c, first); err != nil {
 		return rest, err
 	}
+	callback = textResults(callback, query)
 	if handled, err := h.compatQuery(ctx, c, first, rest != "", callback); handled {
 		return rest, h.err(err)
 	}
@@ -248,15 +250,26 @@ func (h *conformHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query
 }
 
 func (h *conformHandler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
+	if err := tooManyParams(prepare); err != nil {
+		return nil, err
+	}
 	fields, err := h.Handler.ComPrepare(ctx, c, query, prepare)
-	return fields, h.err(err)
+	return restoreAliasCase(fixFields(fields), query), h.err(err)
 }
 
 func (h *conformHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	if err := h.readOnlyRefusal(ctx, c, prepare.PrepareStmt); err != nil {
 		return err
 	}
-	return h.err(h.Handler.ComStmtExecute(ctx, c, prepare, callback))
+	fixDateParams(prepare)
+	return h.err(h.Handler.ComStmtExecute(ctx, c, prepare, func(r *sqltypes.Result) error {
+		return callback(fixResult(r, true, prepare.PrepareStmt))
+	}))
+}
+
+// textResults corrects the metadata of text-protocol results (wire.go).
+func textResults(callback mysql.ResultSpoolFn, query string) mysql.ResultSpoolFn {
+	return func(r *sqltypes.Result, more bool) error { return callback(fixResult(r, false, query), more) }
 }
 
 // firstStatement splits a multi-statement text into its first statement
@@ -279,6 +292,9 @@ func (h *conformHandler) compatQuery(ctx context.Context, c *mysql.Conn, stmt st
 	}
 	if m := reAdmin.FindStringSubmatch(fastpath.StripLeadingComments(stmt)); m != nil {
 		return true, h.adminTables(ctx, c, strings.ToLower(m[1]), splitAccounts(m[2]), more, callback)
+	}
+	if q, ok := rewriteSetNames(fastpath.StripLeadingComments(stmt)); ok {
+		return true, h.Handler.ComQuery(ctx, c, q, callback)
 	}
 	rewritten, discard, ok := rewriteCompat(stmt)
 	if !ok {

@@ -98,6 +98,9 @@ func New(e *sqle.Engine, plans *fastpath.PlanCache, addr string, opt Options) (*
 	}
 	build := func(ctx context.Context, conn *mysql.Conn, addr string) (sql.Session, error) {
 		s, err := sessionBuilder(ctx, conn, addr)
+		if err == nil {
+			err = applyHandshakeCollation(ctx, s, conn.CharacterSet)
+		}
 		if ss, ok := s.(*store.Session); ok && err == nil {
 			sessions.Put(conn.ConnectionID, ss)
 		}
