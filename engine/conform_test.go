@@ -380,3 +380,122 @@ func TestMySQLConformance(t *testing.T) {
 		}
 	})
 }
+
+// openDSN opens a go-sql-driver pool with extra DSN parameters.
+func openDSN(t *testing.T, addr, pw, params string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("mysql", "root:"+pw+"@tcp("+addr+")/wire?timeout=10s&"+params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	if err := db.Ping(); err != nil {
+		t.Fatalf("%s: %v", params, err)
+	}
+	return db
+}
+
+// TestWireConformance: what drivers read off the wire (issue 29; the
+// failures of go-sql-driver's own suite in docs/results/drivers.md), on
+// dpsql and on a private MariaDB.
+func TestWireConformance(t *testing.T) {
+	mdb := startMariaDB(t)
+	ts := startServerOpts(t, t.TempDir(), engine.Options{}, server.Options{})
+	targets := [][3]string{{"dpsql", ts.srv.Addr(), rootPW}}
+	if mdb != "" {
+		targets = append(targets, [3]string{"MariaDB", mdb, mdbRootPW})
+	}
+	for _, tg := range targets {
+		name, addr, pw := tg[0], tg[1], tg[2]
+		t.Run(name, func(t *testing.T) {
+			mustExec(t, connectAddr(t, addr, "root", pw, ""), "CREATE DATABASE wire")
+			root := openDSN(t, addr, pw, "")
+			mustExec(t, root, "CREATE TABLE ct (f FLOAT, d DOUBLE NOT NULL, b BIT(8), y YEAR NOT NULL)")
+			mustExec(t, root, "INSERT INTO ct VALUES (1.5, 2.5, b'1000010', 2020)")
+
+			// The collation asked for at connect (the handshake's collation
+			// id) and by SET NAMES … COLLATE.
+			for _, c := range []string{"latin1_general_ci", "binary", "utf8mb4_unicode_ci"} {
+				got := queryString(t, openDSN(t, addr, pw, "collation="+c), "SELECT @@collation_connection")
+				if got != c {
+					t.Errorf("collation=%s at connect: @@collation_connection = %s", c, got)
+				}
+			}
+			if got := queryString(t, openDSN(t, addr, pw, "charset=utf8mb4&collation=utf8mb4_unicode_ci"),
+				"SELECT CONCAT(@@collation_connection, ' ', @@character_set_client, ' ', @@character_set_results)"); got != "utf8mb4_unicode_ci utf8mb4 utf8mb4" {
+				t.Errorf("SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci: %s", got)
+			}
+
+			// Zero dates and date parameters through the binary protocol.
+			pt := openDSN(t, addr, pw, "parseTime=true")
+			for _, q := range []string{"SELECT CAST(? AS DATE)", "SELECT CAST(? AS DATETIME)"} {
+				var v time.Time
+				if err := pt.QueryRow(q, "0000-00-00").Scan(&v); err != nil || !v.IsZero() {
+					t.Errorf("%s with '0000-00-00': %v %v, want the zero time", q, v, err)
+				}
+			}
+			want := time.Date(2021, 3, 4, 5, 6, 7, 5000, time.UTC)
+			var v time.Time
+			if err := pt.QueryRow("SELECT CAST(? AS DATETIME(6))", want).Scan(&v); err != nil || !v.Equal(want) {
+				t.Errorf("DATETIME(6) parameter %v came back as %v (%v)", want, v, err)
+			}
+
+			// Column metadata: FLOAT/DOUBLE have no scale, BIT reads as
+			// bytes, YEAR is unsigned; the same through prepared statements.
+			for _, args := range [][]any{nil, {1}} {
+				q := "SELECT f, d, b, y FROM ct"
+				if args != nil {
+					q += " WHERE 1 = ?"
+				}
+				rows, err := root.Query(q, args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cts, err := rows.ColumnTypes()
+				rows.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, c := range cts[:2] {
+					if p, s, ok := c.DecimalSize(); !ok || s != 9223372036854775807 {
+						t.Errorf("%s (args %v): %s DecimalSize = %d, %d, %v; want no scale", q, args, c.Name(), p, s, ok)
+					}
+				}
+				if st := cts[2].ScanType().String(); st != "[]uint8" {
+					t.Errorf("%s: BIT scan type %s, want []uint8 (bytes)", q, st)
+				}
+				if st := cts[3].ScanType().String(); st != "uint16" {
+					t.Errorf("%s: YEAR NOT NULL scan type %s, want uint16", q, st)
+				}
+			}
+
+			// Table alias case in result metadata.
+			rows, err := openDSN(t, addr, pw, "columnsWithAlias=true").Query("SELECT * FROM (SELECT 1 AS one) AS A")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cols, _ := rows.Columns()
+			rows.Close()
+			if len(cols) != 1 || cols[0] != "A.one" {
+				t.Errorf("columnsWithAlias: %q, want [A.one]", cols)
+			}
+
+			// 65535 placeholders: MariaDB runs it; dpsql refuses it with
+			// 1390 (vitess's NULL bitmap length wraps above 65528) and the
+			// connection stays usable.
+			rows, err = root.Query("SELECT ?"+strings.Repeat(",?", 65534), make([]any, 65535)...)
+			if err == nil {
+				rows.Close()
+			}
+			if name == "dpsql" {
+				wantCode(t, "65535 placeholders", err, 1390, "HY000")
+			} else if err != nil {
+				t.Errorf("65535 placeholders: %v", err)
+			}
+			if got := queryString(t, root, "SELECT ?", "still here"); got != "still here" {
+				t.Errorf("after 65535 placeholders: %q", got)
+			}
+		})
+	}
+}

@@ -39,3 +39,47 @@ func TestRewriteCompat(t *testing.T) {
 		}
 	}
 }
+
+// TestWireFixes: the representations wire.go corrects.
+func TestWireFixes(t *testing.T) {
+	for in, want := range map[string]string{
+		"1-1-1 3:25:45.5": "0001-01-01 03:25:45.000005", // vitess: 5 µs as ".5"
+		"2021-3-4 5:6:7":  "2021-03-04 05:06:07",
+		"2021-3-4":        "2021-03-04",
+		"0-0-0 0:0:0.0":   "0000-00-00 00:00:00",
+		" ":               "0000-00-00 00:00:00", // a zero-length binary date
+		"2021-03-04 x":    "",
+	} {
+		got, ok := normalizeBinaryDate(in)
+		if !ok {
+			got = ""
+		}
+		if got != want {
+			t.Errorf("normalizeBinaryDate(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for raw, want := range map[string]bool{"0000-00-00": true, "0000-00-00 00:00:00.000000": true, "0000-00-01": false, "2000-00-00": false, "": false} {
+		if isZeroDate([]byte(raw)) != want {
+			t.Errorf("isZeroDate(%q) != %v", raw, want)
+		}
+	}
+	for q, want := range map[string]string{
+		"SET NAMES utf8mb4 COLLATE utf8mb4_unicode_ci": "SET character_set_client = 'utf8mb4', character_set_results = 'utf8mb4', character_set_connection = 'utf8mb4', collation_connection = 'utf8mb4_unicode_ci'",
+		"set names 'latin1' collate `latin1_bin`;":     "SET character_set_client = 'latin1', character_set_results = 'latin1', character_set_connection = 'latin1', collation_connection = 'latin1_bin'",
+		"SET NAMES utf8mb4":                            "",
+	} {
+		got, _ := rewriteSetNames(q)
+		if got != want {
+			t.Errorf("rewriteSetNames(%q) = %q, want %q", q, got, want)
+		}
+	}
+	for _, c := range [][3]string{
+		{"SELECT * FROM (SELECT 1 AS one) AS A", "a", "A"},
+		{"SELECT a.x FROM t AS A", "a", ""}, // two spellings: left alone
+		{"SELECT x FROM `Tbl`", "tbl", "Tbl"},
+	} {
+		if got := uniqueSpelling(c[0], c[1]); got != c[2] {
+			t.Errorf("uniqueSpelling(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
+}
