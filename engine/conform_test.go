@@ -276,6 +276,43 @@ func TestMySQLConformance(t *testing.T) {
 		wantCode(t, "analyst CHECK TABLE", err, 1142, "42000")
 	})
 
+	t.Run("CHECKSUM TABLE", func(t *testing.T) {
+		for _, tg := range targets {
+			r := connectAddr(t, tg.addr, "root", tg.rootPW, "demo")
+			mustExec(t, r, "CREATE TABLE ck1 (id INT PRIMARY KEY, s VARCHAR(10))")
+			mustExec(t, r, "CREATE TABLE ck2 (id INT PRIMARY KEY, s VARCHAR(10))")
+			mustExec(t, r, "INSERT INTO ck1 VALUES (1, 'a'), (2, NULL), (3, '')")
+			mustExec(t, r, "INSERT INTO ck2 VALUES (3, ''), (1, 'a'), (2, NULL)")
+			sums := func(q string) []sql.NullInt64 {
+				rows, err := r.Query(q)
+				if err != nil {
+					t.Fatalf("%s: %s: %v", tg.name, q, err)
+				}
+				defer rows.Close()
+				var out []sql.NullInt64
+				for rows.Next() {
+					var name string
+					var v sql.NullInt64
+					if err := rows.Scan(&name, &v); err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, v)
+				}
+				return out
+			}
+			got := sums("CHECKSUM TABLE ck1, demo.ck2, nosuch")
+			if len(got) != 3 || !got[0].Valid || got[0] != got[1] || got[2].Valid {
+				t.Errorf("%s: CHECKSUM TABLE of equal tables and a missing one: %v", tg.name, got)
+			}
+			mustExec(t, r, "UPDATE ck2 SET s = 'b' WHERE id = 1")
+			if got := sums("CHECKSUM TABLE ck1, ck2 EXTENDED"); len(got) != 2 || got[0] == got[1] {
+				t.Errorf("%s: CHECKSUM TABLE after a change: %v", tg.name, got)
+			}
+		}
+		_, err := ts.connect("ana", "ana-pw", "demo").Exec("CHECKSUM TABLE towns")
+		wantCode(t, "analyst CHECKSUM TABLE", err, 1142, "42000")
+	})
+
 	t.Run("LOAD DATA escapes and OPTIONALLY ENCLOSED BY", func(t *testing.T) {
 		// R's write.csv quotes strings only; \t is a tab, \N NULL, "" a quote.
 		const csv = "1,\"Smith, J\",2.5,\"say \"\"hi\"\"\"\n2,plain,NA,\"tab\\there\"\n3,\\N,4,NULL\n4,a\\\\c\\,d,\\Z,\"x\\by\"\n"

@@ -3,9 +3,9 @@ package server
 import (
 	"context"
 	"encoding/binary"
-	"hash/crc32"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"regexp"
 	"strings"
 	"sync"
