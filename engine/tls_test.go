@@ -90,9 +90,12 @@ func TestTLSAndSecureTransport(t *testing.T) {
 	if err != nil {
 		t.Fatalf("TLS login: %v", err)
 	}
-	var cipher string
-	if err := db.QueryRow("SHOW STATUS LIKE 'Ssl_cipher'").Scan(new(string), &cipher); err != nil {
-		t.Logf("Ssl_cipher not reported (%v)", err)
+	// issue 29 item 7: the session's TLS parameters, as MySQL reports them.
+	for name, want := range map[string]string{"Ssl_cipher": "TLS_", "Ssl_version": "TLSv1."} {
+		var got string
+		if err := db.QueryRow("SHOW STATUS LIKE '"+name+"'").Scan(new(string), &got); err != nil || !strings.HasPrefix(got, want) {
+			t.Errorf("SHOW STATUS LIKE '%s' on a TLS session: %q (%v), want %s…", name, got, err, want)
+		}
 	}
 	mustExec(t, db, "CREATE DATABASE overtls")
 	// Plain connections are refused when secure transport is required.

@@ -101,6 +101,9 @@ func New(e *sqle.Engine, plans *fastpath.PlanCache, addr string, opt Options) (*
 		if err == nil {
 			err = applyHandshakeCollation(ctx, s, conn.CharacterSet)
 		}
+		if err == nil {
+			err = applyTLSStatus(ctx, s, conn.Conn)
+		}
 		if ss, ok := s.(*store.Session); ok && err == nil {
 			sessions.Put(conn.ConnectionID, ss)
 		}

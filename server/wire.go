@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"regexp"
 	"strconv"
 	"strings"
@@ -223,6 +225,27 @@ func applyHandshakeCollation(ctx context.Context, s sql.Session, id uint8) error
 		if err := s.SetSessionVariable(sctx, kv[0], kv[1]); err != nil {
 			return fmt.Errorf("set %s = %s from the handshake: %w", kv[0], kv[1], err)
 		}
+	}
+	return nil
+}
+
+// applyTLSStatus sets the session's Ssl_cipher and Ssl_version status
+// variables from the connection's TLS state (empty on plain connections),
+// as MySQL reports them for SHOW STATUS LIKE 'Ssl%'. The cipher is Go's
+// (IANA) name, e.g. TLS_AES_128_GCM_SHA256; MySQL prints OpenSSL's.
+func applyTLSStatus(ctx context.Context, s sql.Session, conn net.Conn) error {
+	tc, ok := conn.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	st := tc.ConnectionState()
+	version := map[uint16]string{tls.VersionTLS10: "TLSv1", tls.VersionTLS11: "TLSv1.1", tls.VersionTLS12: "TLSv1.2", tls.VersionTLS13: "TLSv1.3"}[st.Version]
+	sctx := sql.NewContext(ctx, sql.WithSession(s))
+	if err := s.SetStatusVariable(sctx, "Ssl_cipher", tls.CipherSuiteName(st.CipherSuite)); err != nil {
+		return fmt.Errorf("set Ssl_cipher: %w", err)
+	}
+	if err := s.SetStatusVariable(sctx, "Ssl_version", version); err != nil {
+		return fmt.Errorf("set Ssl_version: %w", err)
 	}
 	return nil
 }
