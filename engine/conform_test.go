@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"bufio"
+	"context"
 	"database/sql"
 	"encoding/binary"
 	"errors"
@@ -274,6 +275,43 @@ func TestMySQLConformance(t *testing.T) {
 		ana := ts.connect("ana", "ana-pw", "demo")
 		_, err := ana.Exec("CHECK TABLE people")
 		wantCode(t, "analyst CHECK TABLE", err, 1142, "42000")
+	})
+
+	t.Run("processlist", func(t *testing.T) {
+		for _, tg := range targets {
+			// A connection without a database (go-mysql-server marked such
+			// sessions ready only on USE) and one with.
+			for _, db := range []string{"", "demo"} {
+				r := connectAddr(t, tg.addr, "root", tg.rootPW, db)
+				conn, err := r.Conn(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				var id int64
+				if err := conn.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				rows, err := conn.QueryContext(context.Background(), "SHOW PROCESSLIST")
+				if err != nil {
+					t.Fatalf("%s: SHOW PROCESSLIST: %v", tg.name, err)
+				}
+				found := false
+				for _, row := range scanAll(t, rows) {
+					if row[0].String != fmt.Sprint(id) {
+						continue
+					}
+					found = true
+					host, _, err := net.SplitHostPort(row[2].String)
+					if row[1].String != "root" || err != nil || host != "127.0.0.1" || strings.Contains(row[6].String, "\n") {
+						t.Errorf("%s (db %q): own processlist row User=%q Host=%q State=%q; want root, 127.0.0.1:port, one line", tg.name, db, row[1].String, row[2].String, row[6].String)
+					}
+				}
+				conn.Close()
+				if !found {
+					t.Errorf("%s: own connection %d not in SHOW PROCESSLIST", tg.name, id)
+				}
+			}
+		}
 	})
 
 	t.Run("CHECKSUM TABLE", func(t *testing.T) {

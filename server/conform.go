@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -186,6 +187,7 @@ type conformHandler struct {
 	protected func(db, table string) bool
 	dpError   func(msg string) (int, string)
 	sessions  sync.Map // connection id → sql.Session
+	remotes   sync.Map // connection id → the client's ip:port
 }
 
 // NewConnection: the handshake carries SERVER_STATUS_AUTOCOMMIT, as the
@@ -195,11 +197,15 @@ type conformHandler struct {
 // flags of every later OK/EOF packet from the session.
 func (h *conformHandler) NewConnection(c *mysql.Conn) {
 	c.StatusFlags |= uint16(mysql.ServerStatusAutocommit)
+	if a := c.RemoteAddr(); a != nil {
+		h.remotes.Store(c.ConnectionID, a.String())
+	}
 	h.Handler.NewConnection(c)
 }
 
 func (h *conformHandler) ConnectionClosed(c *mysql.Conn) {
 	h.sessions.Delete(c.ConnectionID)
+	h.remotes.Delete(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 }
 
@@ -233,7 +239,7 @@ func (h *conformHandler) ComQuery(ctx context.Context, c *mysql.Conn, query stri
 	if err := h.readOnlyRefusal(ctx, c, query); err != nil {
 		return err
 	}
-	callback = textResults(callback, query)
+	callback = h.processlistResults(textResults(callback, query), query)
 	if handled, err := h.compatQuery(ctx, c, query, false, callback); handled {
 		return h.err(err)
 	}
@@ -245,7 +251,7 @@ func (h *conformHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query
 	if err := h.readOnlyRefusal(ctx, c, first); err != nil {
 		return rest, err
 	}
-	callback = textResults(callback, query)
+	callback = h.processlistResults(textResults(callback, query), first)
 	if handled, err := h.compatQuery(ctx, c, first, rest != "", callback); handled {
 		return rest, h.err(err)
 	}
@@ -274,6 +280,49 @@ func (h *conformHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prep
 // textResults corrects the metadata of text-protocol results (wire.go).
 func textResults(callback mysql.ResultSpoolFn, query string) mysql.ResultSpoolFn {
 	return func(r *sqltypes.Result, more bool) error { return callback(fixResult(r, false, query), more) }
+}
+
+var reProcesslist = regexp.MustCompile(`(?is)^\s*SHOW\s+(?:FULL\s+)?PROCESSLIST[\s;]*$`)
+
+// processlistResults makes SHOW PROCESSLIST's rows read as MySQL's: Host is
+// the client's ip:port (go-mysql-server shows the account's host pattern,
+// often '%'), State one line (go-mysql-server puts the running plan there).
+func (h *conformHandler) processlistResults(callback mysql.ResultSpoolFn, stmt string) mysql.ResultSpoolFn {
+	if !reProcesslist.MatchString(fastpath.StripLeadingComments(stmt)) {
+		return callback
+	}
+	return func(r *sqltypes.Result, more bool) error {
+		id, host, state := -1, -1, -1
+		for i, f := range r.Fields {
+			switch f.Name {
+			case "Id":
+				id = i
+			case "Host":
+				host = i
+			case "State":
+				state = i
+			}
+		}
+		if id < 0 || host < 0 || state < 0 {
+			return callback(r, more)
+		}
+		out := *r
+		out.Rows = make([][]sqltypes.Value, len(r.Rows))
+		for i, row := range r.Rows {
+			row = append([]sqltypes.Value(nil), row...)
+			if n, err := strconv.ParseUint(row[id].ToString(), 10, 32); err == nil {
+				if a, ok := h.remotes.Load(uint32(n)); ok {
+					row[host] = sqltypes.MakeTrusted(row[host].Type(), []byte(a.(string)))
+				}
+			}
+			if st := row[state].Raw(); len(st) > 0 {
+				line, _, _ := strings.Cut(string(st), "\n")
+				row[state] = sqltypes.MakeTrusted(row[state].Type(), []byte(strings.TrimSpace(line)))
+			}
+			out.Rows[i] = row
+		}
+		return callback(&out, more)
+	}
 }
 
 // firstStatement splits a multi-statement text into its first statement

@@ -109,6 +109,10 @@ func New(e *sqle.Engine, plans *fastpath.PlanCache, addr string, opt Options) (*
 		}
 		if err == nil {
 			conform.sessions.Store(conn.ConnectionID, s)
+			// go-mysql-server marks a connection ready (its user in the
+			// processlist) only when it selects a database; without one
+			// an authenticated session stayed 'unauthenticated user'.
+			e.ProcessList.ConnectionReady(s)
 		}
 		return s, err
 	}
