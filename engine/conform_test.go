@@ -314,6 +314,31 @@ func TestMySQLConformance(t *testing.T) {
 		}
 	})
 
+	t.Run("SHOW CREATE TABLE loads into MariaDB", func(t *testing.T) {
+		// What mariadb-dump writes for an unprotected table: MariaDB 10.11
+		// knows no utf8mb4_0900_* collation (item 9).
+		r := connectAddr(t, ts.srv.Addr(), "root", rootPW, "demo")
+		mustExec(t, r, "CREATE TABLE colls (id INT PRIMARY KEY, a VARCHAR(10) COLLATE utf8mb4_0900_ai_ci, b VARCHAR(5) COLLATE utf8mb4_bin, c TEXT)")
+		var name, create string
+		if err := r.QueryRow("SHOW CREATE TABLE colls").Scan(&name, &create); err != nil {
+			t.Fatal(err)
+		}
+		mustExec(t, r, "CREATE DATABASE demo2")
+		mustExec(t, connectAddr(t, ts.srv.Addr(), "root", rootPW, "demo2"), create)
+		for col, want := range map[string]string{"a": "utf8mb4_0900_ai_ci", "b": "utf8mb4_bin", "c": "utf8mb4_0900_bin"} {
+			if got := queryString(t, r, "SELECT collation_name FROM information_schema.columns WHERE table_schema = 'demo2' AND table_name = 'colls' AND column_name = ?", col); got != want {
+				t.Errorf("dpsql restore: column %s collation %s, want %s (%s)", col, got, want, create)
+			}
+		}
+		if mdb != "" {
+			m := connectAddr(t, mdb, "root", mdbRootPW, "demo")
+			mustExec(t, m, create)
+			if got := queryString(t, m, "SELECT table_collation FROM information_schema.tables WHERE table_schema = 'demo' AND table_name = 'colls'"); got != "utf8mb4_nopad_bin" {
+				t.Errorf("MariaDB: table collation %s, want utf8mb4_nopad_bin", got)
+			}
+		}
+	})
+
 	t.Run("CHECKSUM TABLE", func(t *testing.T) {
 		for _, tg := range targets {
 			r := connectAddr(t, tg.addr, "root", tg.rootPW, "demo")

@@ -239,7 +239,7 @@ func (h *conformHandler) ComQuery(ctx context.Context, c *mysql.Conn, query stri
 	if err := h.readOnlyRefusal(ctx, c, query); err != nil {
 		return err
 	}
-	callback = h.processlistResults(textResults(callback, query), query)
+	callback = showCreateResults(h.processlistResults(textResults(callback, query), query), fastpath.StripLeadingComments(query))
 	if handled, err := h.compatQuery(ctx, c, query, false, callback); handled {
 		return h.err(err)
 	}
@@ -251,7 +251,7 @@ func (h *conformHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query
 	if err := h.readOnlyRefusal(ctx, c, first); err != nil {
 		return rest, err
 	}
-	callback = h.processlistResults(textResults(callback, query), first)
+	callback = showCreateResults(h.processlistResults(textResults(callback, query), first), fastpath.StripLeadingComments(first))
 	if handled, err := h.compatQuery(ctx, c, first, rest != "", callback); handled {
 		return rest, h.err(err)
 	}

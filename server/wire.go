@@ -323,3 +323,63 @@ func uniqueSpelling(query, name string) string {
 	}
 	return found
 }
+
+// MariaDB's equivalents of MySQL 8's utf8mb4_0900 collations, which it
+// does not know ("Unknown collation" when a dump is loaded). The 0900
+// collations do not pad, hence the nopad variants.
+var mariaCollation = map[string]string{
+	"utf8mb4_0900_bin":   "utf8mb4_nopad_bin",
+	"utf8mb4_0900_ai_ci": "utf8mb4_uca1400_nopad_ai_ci",
+	"utf8mb4_0900_as_ci": "utf8mb4_uca1400_nopad_as_ci",
+	"utf8mb4_0900_as_cs": "utf8mb4_uca1400_nopad_as_cs",
+}
+
+var (
+	reCollate0900  = regexp.MustCompile(`\bCOLLATE([= ])(utf8mb4_0900_(?:bin|ai_ci|as_ci|as_cs))\b`)
+	reShowCreateTb = regexp.MustCompile(`(?is)^\s*SHOW\s+CREATE\s+TABLE\b`)
+)
+
+// portableCreateTable writes the 0900 collations of a SHOW CREATE TABLE
+// text so that MySQL and dpsql read them (/*!80000 … */, which MariaDB
+// skips) and MariaDB reads its equivalent (/*M!…*/, which MySQL and dpsql
+// skip): a mariadb-dump of a dpsql table loads into MariaDB (issue 29
+// item 9) and still restores into dpsql unchanged. The uca1400 collations
+// are MariaDB 10.10's; older MariaDBs use the character set's default.
+func portableCreateTable(create string) string {
+	return reCollate0900.ReplaceAllStringFunc(create, func(m string) string {
+		sub := reCollate0900.FindStringSubmatch(m)
+		version := "100202" // utf8mb4_nopad_bin
+		if sub[2] != "utf8mb4_0900_bin" {
+			version = "101000"
+		}
+		return "/*!80000 " + m + " */ /*M!" + version + " COLLATE" + sub[1] + mariaCollation[sub[2]] + " */"
+	})
+}
+
+// showCreateResults applies portableCreateTable to SHOW CREATE TABLE.
+func showCreateResults(callback mysql.ResultSpoolFn, stmt string) mysql.ResultSpoolFn {
+	if !reShowCreateTb.MatchString(stmt) {
+		return callback
+	}
+	return func(r *sqltypes.Result, more bool) error {
+		col := -1
+		for i, f := range r.Fields {
+			if f.Name == "Create Table" {
+				col = i
+			}
+		}
+		if col < 0 {
+			return callback(r, more)
+		}
+		out := *r
+		out.Rows = make([][]sqltypes.Value, len(r.Rows))
+		for i, row := range r.Rows {
+			row = append([]sqltypes.Value(nil), row...)
+			if col < len(row) && !row[col].IsNull() {
+				row[col] = sqltypes.MakeTrusted(row[col].Type(), []byte(portableCreateTable(string(row[col].Raw()))))
+			}
+			out.Rows[i] = row
+		}
+		return callback(&out, more)
+	}
+}
