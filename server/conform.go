@@ -306,10 +306,7 @@ func (h *conformHandler) processlistResults(callback mysql.ResultSpoolFn, stmt s
 		if id < 0 || host < 0 || state < 0 {
 			return callback(r, more)
 		}
-		out := *r
-		out.Rows = make([][]sqltypes.Value, len(r.Rows))
-		for i, row := range r.Rows {
-			row = append([]sqltypes.Value(nil), row...)
+		return callback(mapRows(r, func(row []sqltypes.Value) {
 			if n, err := strconv.ParseUint(row[id].ToString(), 10, 32); err == nil {
 				if a, ok := h.remotes.Load(uint32(n)); ok {
 					row[host] = sqltypes.MakeTrusted(row[host].Type(), []byte(a.(string)))
@@ -319,9 +316,7 @@ func (h *conformHandler) processlistResults(callback mysql.ResultSpoolFn, stmt s
 				line, _, _ := strings.Cut(string(st), "\n")
 				row[state] = sqltypes.MakeTrusted(row[state].Type(), []byte(strings.TrimSpace(line)))
 			}
-			out.Rows[i] = row
-		}
-		return callback(&out, more)
+		}), more)
 	}
 }
 

@@ -6,7 +6,11 @@
 // ParseBytes for sizes on the command line), and MySQL conformance in
 // front of the handler (conform.go, issue 29: status flags at connect,
 // MySQL error codes, DO, DESCRIBE t 'pattern', CHECK/OPTIMIZE/REPAIR/
-// ANALYZE TABLE, ALTER USER … ACCOUNT UNLOCK, read-only sessions).
+// ANALYZE/CHECKSUM TABLE, ALTER USER … ACCOUNT UNLOCK, read-only
+// sessions, the processlist's User/Host/State) and on the wire (wire.go:
+// the handshake's collation, result metadata, zero dates and date
+// parameters of prepared statements, alias case, Ssl_cipher/Ssl_version,
+// SHOW CREATE TABLE collations MariaDB can load).
 //
 // Imports: fastpath and store (sessions). It may not import engine (which
 // wires it: engine.NewServer) nor any DP package: it never sees a release.

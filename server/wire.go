@@ -371,15 +371,22 @@ func showCreateResults(callback mysql.ResultSpoolFn, stmt string) mysql.ResultSp
 		if col < 0 {
 			return callback(r, more)
 		}
-		out := *r
-		out.Rows = make([][]sqltypes.Value, len(r.Rows))
-		for i, row := range r.Rows {
-			row = append([]sqltypes.Value(nil), row...)
+		return callback(mapRows(r, func(row []sqltypes.Value) {
 			if col < len(row) && !row[col].IsNull() {
 				row[col] = sqltypes.MakeTrusted(row[col].Type(), []byte(portableCreateTable(string(row[col].Raw()))))
 			}
-			out.Rows[i] = row
-		}
-		return callback(&out, more)
+		}), more)
 	}
+}
+
+// mapRows returns a copy of r whose rows are copies of r's passed through f.
+func mapRows(r *sqltypes.Result, f func(row []sqltypes.Value)) *sqltypes.Result {
+	out := *r
+	out.Rows = make([][]sqltypes.Value, len(r.Rows))
+	for i, row := range r.Rows {
+		row = append([]sqltypes.Value(nil), row...)
+		f(row)
+		out.Rows[i] = row
+	}
+	return &out
 }
