@@ -393,13 +393,9 @@ func (h *conformHandler) adminTables(ctx context.Context, c *mysql.Conn, op stri
 	}}
 	discard := func(*sqltypes.Result, bool) error { return nil }
 	for _, t := range tables {
-		m := reIdent.FindStringSubmatch(t)
-		if m == nil {
-			return mysql.NewSQLError(erParseError, ssAccessRule, "syntax error near %q", strings.TrimSpace(t))
-		}
-		db, name := cur, unquoteIdent(m[1])
-		if m[2] != "" {
-			db, name = name, unquoteIdent(m[2])
+		db, name, err := tableName(t, cur)
+		if err != nil {
+			return err
 		}
 		shown := db + "." + name
 		qualified := "`" + strings.ReplaceAll(db, "`", "``") + "`.`" + strings.ReplaceAll(name, "`", "``") + "`"
@@ -453,17 +449,13 @@ func (h *conformHandler) checksumTables(ctx context.Context, c *mysql.Conn, tabl
 		{Name: "Checksum", Type: sqltypes.Int64, Charset: 63, Flags: uint32(querypb.MySqlFlag_NUM_FLAG)},
 	}}
 	for _, t := range tables {
-		m := reIdent.FindStringSubmatch(t)
-		if m == nil {
-			return mysql.NewSQLError(erParseError, ssAccessRule, "syntax error near %q", strings.TrimSpace(t))
-		}
-		db, name := cur, unquoteIdent(m[1])
-		if m[2] != "" {
-			db, name = name, unquoteIdent(m[2])
+		db, name, err := tableName(t, cur)
+		if err != nil {
+			return err
 		}
 		shown := sqltypes.MakeTrusted(sqltypes.VarChar, []byte(db+"."+name))
 		var sum uint32
-		err := h.Handler.ComQuery(ctx, c, "SELECT * FROM `"+strings.ReplaceAll(db, "`", "``")+"`.`"+strings.ReplaceAll(name, "`", "``")+"`",
+		err = h.Handler.ComQuery(ctx, c, "SELECT * FROM `"+strings.ReplaceAll(db, "`", "``")+"`.`"+strings.ReplaceAll(name, "`", "``")+"`",
 			func(r *sqltypes.Result, _ bool) error {
 				for _, row := range r.Rows {
 					sum += rowChecksum(row)
@@ -494,6 +486,20 @@ func rowChecksum(row []sqltypes.Value) uint32 {
 		h.Write(v.Raw())
 	}
 	return h.Sum32()
+}
+
+// tableName parses "t" or "db.t" of an admin statement's table list (cur:
+// the session's database).
+func tableName(t, cur string) (db, name string, err error) {
+	m := reIdent.FindStringSubmatch(t)
+	if m == nil {
+		return "", "", mysql.NewSQLError(erParseError, ssAccessRule, "syntax error near %q", strings.TrimSpace(t))
+	}
+	db, name = cur, unquoteIdent(m[1])
+	if m[2] != "" {
+		db, name = name, unquoteIdent(m[2])
+	}
+	return db, name, nil
 }
 
 // unquoteIdent removes an identifier's backquotes.
