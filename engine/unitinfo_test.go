@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -89,5 +90,83 @@ func TestUnitTableStatisticsHidden(t *testing.T) {
 	}
 	if got := render("ana", "SELECT TABLE_ROWS FROM information_schema.tables WHERE table_schema = 'DB' AND table_name = 'visits'", "u3"); got != "0" {
 		t.Errorf("analyst: TABLE_ROWS of a unit table = %s, want 0", got)
+	}
+}
+
+// TestUnitDumpRestore (issue 27): a dump of the three tables of a unit
+// (what mysqldump writes: foreign key checks off, tables in name order)
+// restores into a fresh server with the declarations AND the unit's shared
+// account: its totals, its spend and its ledger, enforced; restoring again
+// counts nothing twice; a restore into another database name moves the
+// unit there.
+func TestUnitDumpRestore(t *testing.T) {
+	a := startServer(t, t.TempDir())
+	rootA := setupShop(t, a)
+	mustExec(t, rootA, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
+	mustExec(t, rootA, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
+	anaA := a.connect("ana", "ana-pw", "shop")
+	anaA.SetMaxOpenConns(1)
+	mustExec(t, anaA, "SET SESSION dp_epsilon = 1.5")
+	queryFloat(t, anaA, "SELECT COUNT(*) FROM orders")
+	tables := []string{"customers", "items", "orders"}
+	var dump []string
+	for _, tbl := range tables {
+		dump = append(dump, dumpTable(t, rootA, tbl)...)
+	}
+
+	for _, db := range []string{"shop", "shop2"} {
+		b := startServer(t, t.TempDir())
+		rb := b.connect("root", rootPW, "")
+		mustExec(t, rb, "CREATE DATABASE "+db)
+		mustExec(t, rb, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
+		mustExec(t, rb, "GRANT SELECT, EXECUTE ON "+db+".* TO 'ana'@'%'")
+		rootB := b.connect("root", rootPW, db)
+		rootB.SetMaxOpenConns(1)
+		mustExec(t, rootB, "SET FOREIGN_KEY_CHECKS = 0")
+		replay(t, rootB, dump)
+		mustExec(t, rootB, "SET FOREIGN_KEY_CHECKS = 1")
+		for _, tbl := range tables {
+			key := db + "." + tbl
+			var total, spentEps float64
+			if err := rootB.QueryRow("SELECT epsilon_total, epsilon_spent FROM dp_budget WHERE table_name = ?", key).Scan(&total, &spentEps); err != nil {
+				t.Fatalf("%s: dp_budget after the restore: %v", key, err)
+			}
+			if total != 20 || math.Abs(spentEps-1.5) > 1e-12 {
+				t.Fatalf("%s restored with ε total %v, spent %v; want the unit's 20 and 1.5", key, total, spentEps)
+			}
+			if m, ok := b.e.Catalog.UnitOf(key); !ok || m.Unit != db+".customer" {
+				t.Fatalf("%s restored in unit %+v (%v), want %s.customer", key, m, ok, db)
+			}
+		}
+		unitAcct := "unit:" + db + ".customer"
+		if n := ledgerRows(t, rootB, unitAcct); n != 1 {
+			t.Fatalf("%s: %d ledger rows after the restore, want the dumped 1", unitAcct, n)
+		}
+		anaB := b.connect("ana", "ana-pw", db)
+		anaB.SetMaxOpenConns(1)
+		for _, tbl := range tables {
+			wantErr(t, anaB, "SELECT * FROM "+tbl, "protected")
+		}
+		// The restored account is the one charged and enforced: 20 − 1.5 left.
+		mustExec(t, anaB, "SET SESSION dp_epsilon = 18.6")
+		wantErr(t, anaB, "SELECT COUNT(*) FROM items", "budget")
+		mustExec(t, anaB, "SET SESSION dp_epsilon = 0.5")
+		if n := queryFloat(t, anaB, "SELECT COUNT(*) FROM items"); math.Abs(n-201) > 60 {
+			t.Fatalf("restored unit: COUNT(*) FROM items = %v, want 201 persons ± noise", n)
+		}
+		if s := spent(t, rootB, db+".customers"); math.Abs(s-2) > 1e-12 {
+			t.Fatalf("spent after a query on the restored unit = %v, want 2", s)
+		}
+		// Replaying the (older) dump again counts its release once.
+		mustExec(t, rootB, "SET FOREIGN_KEY_CHECKS = 0")
+		replay(t, rootB, dump)
+		for _, tbl := range tables {
+			if s := spent(t, rootB, db+"."+tbl); math.Abs(s-2) > 1e-12 {
+				t.Fatalf("%s: spent %v after re-restoring, want 2", tbl, s)
+			}
+		}
+		if n := ledgerRows(t, rootB, unitAcct); n != 2 {
+			t.Fatalf("%s: %d ledger rows after re-restoring, want 2", unitAcct, n)
+		}
 	}
 }
