@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"database/sql"
 	"fmt"
 	"math"
 	"strings"
@@ -168,5 +169,65 @@ func TestUnitDumpRestore(t *testing.T) {
 		if n := ledgerRows(t, rootB, unitAcct); n != 2 {
 			t.Fatalf("%s: %d ledger rows after re-restoring, want 2", unitAcct, n)
 		}
+	}
+}
+
+// TestUnitQuotaAndBudgetShared (issue 27): dp_quota set on one table of a
+// unit caps the analyst's spend on the unit's one account, whichever member
+// a query reads; dp_budget and dp_quotas show the same shared figures on
+// every member; a quota set through another member replaces it (one
+// account, one quota).
+func TestUnitQuotaAndBudgetShared(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupShop(t, ts)
+	mustExec(t, root, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
+	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
+	mustExec(t, root, "CREATE USER 'bob'@'%' IDENTIFIED BY 'bob-pw'")
+	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'bob'@'%'")
+	mustExec(t, root, "CALL dp_quota('ana', 'customers', 1, 0)")
+	ana := ts.connect("ana", "ana-pw", "shop")
+	ana.SetMaxOpenConns(1)
+	mustExec(t, ana, "SET SESSION dp_epsilon = 0.6")
+	queryFloat(t, ana, "SELECT COUNT(*) FROM orders")
+	// 0.6 of ana's 1 is spent through orders: 0.6 more through items (or
+	// customers) is over her unit quota, and nothing is charged.
+	wantErr(t, ana, "SELECT COUNT(*) FROM items", "quota")
+	wantErr(t, ana, "SELECT COUNT(*) FROM customers", "quota")
+	tables := []string{"shop.customers", "shop.items", "shop.orders"}
+	figures := func(c *sql.DB, q string) []string {
+		var out []string
+		for _, tbl := range tables {
+			out = append(out, queryString(t, c, q, tbl))
+		}
+		return out
+	}
+	for _, got := range figures(ana, "SELECT CONCAT(epsilon_total, '/', epsilon_spent, '/', my_epsilon_spent, '/', my_epsilon_remaining, '/', my_epsilon_quota) FROM dp_budget WHERE table_name = ?") {
+		if got != "20/0.6/0.6/0.4/1" {
+			t.Fatalf("ana's dp_budget on the unit's tables: %q, want 20/0.6/0.6/0.4/1 on each", figures(ana, "SELECT CONCAT(epsilon_total, '/', epsilon_spent, '/', my_epsilon_spent, '/', my_epsilon_remaining, '/', my_epsilon_quota) FROM dp_budget WHERE table_name = ?"))
+		}
+	}
+	// Another analyst is not bound by ana's quota, and spends the same account.
+	bob := ts.connect("bob", "bob-pw", "shop")
+	bob.SetMaxOpenConns(1)
+	mustExec(t, bob, "SET SESSION dp_epsilon = 0.6")
+	queryFloat(t, bob, "SELECT COUNT(*) FROM items")
+	for _, tbl := range tables {
+		if s := spent(t, root, tbl); math.Abs(s-1.2) > 1e-12 {
+			t.Fatalf("%s: spent %v, want the unit's 1.2", tbl, s)
+		}
+	}
+	// A quota set through items is the unit's quota: it replaces ana's 1.
+	mustExec(t, root, "CALL dp_quota('ana', 'items', 2, 0)")
+	for _, got := range figures(root, "SELECT CONCAT(user, ':', epsilon_quota, ':', epsilon_spent) FROM dp_quotas WHERE user = 'ana' AND table_name = ?") {
+		if got != "ana:2:0.6" {
+			t.Fatalf("dp_quotas for ana on the unit's tables: %v, want ana:2:0.6 on each", figures(root, "SELECT CONCAT(user, ':', epsilon_quota, ':', epsilon_spent) FROM dp_quotas WHERE user = 'ana' AND table_name = ?"))
+		}
+	}
+	if n := queryFloat(t, root, "SELECT COUNT(*) FROM dp_quotas WHERE user = 'ana'"); n != 3 {
+		t.Fatalf("%v dp_quotas rows for ana, want one per table of the unit", n)
+	}
+	queryFloat(t, ana, "SELECT COUNT(*) FROM customers")
+	if s := spent(t, root, "shop.orders"); math.Abs(s-1.8) > 1e-12 {
+		t.Fatalf("spent %v after ana's second query under the raised quota, want 1.8", s)
 	}
 }
