@@ -6,6 +6,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/server"
 )
 
 // TestUnitTableStatisticsHidden (issue 27): the row count of a table of a
@@ -17,7 +20,8 @@ import (
 // without a budget — gives the same answer for both, while the owner sees
 // the exact counts. A row-level protected table keeps its public count.
 func TestUnitTableStatisticsHidden(t *testing.T) {
-	ts := startServer(t, t.TempDir())
+	// A tiny memory limit: a training's memory refusal names the row count.
+	ts := startServerOpts(t, t.TempDir(), engine.Options{MaxReleaseMemory: 1 << 10}, server.Options{})
 	root := ts.connect("root", rootPW, "")
 	mustExec(t, root, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
 	for _, n := range []int{2, 3} {
@@ -32,12 +36,15 @@ func TestUnitTableStatisticsHidden(t *testing.T) {
 			mustExec(t, root, fmt.Sprintf("INSERT INTO %s.rowlevel VALUES (%d, 1)", db, i))
 		}
 		owner := ts.connect("root", rootPW, db)
-		mustExec(t, owner, "CALL dp_privacy_unit('people', 'id', 'person')")
+		mustExec(t, owner, "CALL dp_bounds('people', 'age', 0, 100)")
+		// Protected at row level first: people keeps its own (superseded)
+		// account, which a dry run must not reach either.
 		mustExec(t, owner, "CALL dp_protect('people', 5, 1e-6)")
+		mustExec(t, owner, "CALL dp_privacy_unit('people', 'id', 'person')")
 		mustExec(t, owner, "CALL dp_protect('rowlevel', 5, 1e-6)")
 		mustExec(t, root, "GRANT SELECT, EXECUTE ON "+db+".* TO 'ana'@'%'")
 	}
-	ana := ts.connect("ana", "ana-pw", "")
+	ana := ts.connect("ana", "ana-pw", "u2") // a current database for DP_HISTOGRAM; statements name theirs
 
 	// render gives a statement's rows (or its error) with the database name
 	// replaced, so that u2 and u3 compare equal iff nothing else differs.
@@ -64,11 +71,28 @@ func TestUnitTableStatisticsHidden(t *testing.T) {
 		"EXPLAIN SELECT COUNT(*) FROM DB.visits",
 		"EXPLAIN SELECT * FROM DB.people WHERE age > 0",
 		"SELECT COUNT(*) FROM DB.visits",
+		// Row-level ★ functions: their plans, dry runs and memory
+		// estimates use n; on a unit table they are refused first.
+		"SELECT DP_MEAN('DB.people', 'age', 1, 'dry_run=1')",
+		"SELECT DP_QUANTILE('DB.people', 'age', 0.5, 1, 'dry_run=1')",
+		"SELECT * FROM DP_HISTOGRAM('DB.people', 'age', 1, 'dry_run=1')",
+		"SELECT DP_TRAIN('DB.people', 1, 'auto', 'label=age; dry_run=1')",
+		"SELECT DP_TRAIN('DB.people', 1, 'linreg', 'label=age')",
+		"SELECT DP_LSQ('DB.people', 1, 'rbf', 'dim=4096; label=age')",
+		"SELECT DP_LMGC_TRAIN('DB.people', 1)",
 	}
 	for _, q := range stmts {
 		a2, a3 := render("ana", q, "u2"), render("ana", q, "u3")
 		if a2 != a3 {
 			t.Errorf("analyst, %s: the answer depends on the row count:\n2 rows: %s\n3 rows: %s", q, a2, a3)
+		}
+		if strings.Contains(q, "DP_") && !strings.Contains(a2, "privacy unit DB.person") {
+			t.Errorf("analyst, %s: %s; want the refusal of a row-level release on a unit table", q, a2)
+		}
+	}
+	for _, tbl := range []string{"u2.people", "u3.people"} {
+		if s := spent(t, ts.connect("root", rootPW, tbl[:2]), tbl); s != 0 {
+			t.Errorf("%s: spent %v after refused releases", tbl, s)
 		}
 	}
 	// The check above must be able to fail: the owner sees the counts.

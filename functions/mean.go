@@ -30,7 +30,7 @@ func (e *Env) planMean(ctx *sql.Context, args []any) (*releasePlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref, err := e.protectedTable(ctx, name)
+	ref, err := e.rowLevelTable(ctx, name, "DP_MEAN")
 	if err != nil {
 		return nil, err
 	}
