@@ -74,7 +74,7 @@ func (e *Env) planHistogram(ctx *sql.Context, args []any) (*releasePlan, bool, e
 	if err != nil {
 		return nil, false, err
 	}
-	ref, err := e.rowLevelTable(ctx, name, "DP_HISTOGRAM")
+	ref, err := e.protectedTable(ctx, name)
 	if err != nil {
 		return nil, false, err
 	}

@@ -30,7 +30,7 @@ func (e *Env) planMean(ctx *sql.Context, args []any) (*releasePlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	ref, err := e.rowLevelTable(ctx, name, "DP_MEAN")
+	ref, err := e.protectedTable(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -41,6 +41,11 @@ func (e *Env) planMean(ctx *sql.Context, args []any) (*releasePlan, error) {
 	b, ok := e.Catalog.Bounds(ref.key, col)
 	if !ok {
 		return nil, fmt.Errorf("column %s of %s has no declared bounds (CALL dp_bounds first)", col, ref.key)
+	}
+	if u, ok := e.Catalog.UnitOf(ref.key); ok {
+		// Before the row count, which the plan (and its dry run: scale
+		// (hi−lo)/n) would show and which is not public on a unit's table.
+		return nil, errRowLevelOnUnit(ref.key, u, "DP_MEAN")
 	}
 	n, err := e.Store.RowCount(ref.db, ref.table)
 	if err != nil {

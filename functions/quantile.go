@@ -54,7 +54,7 @@ func (e *Env) planQuantile(ctx *sql.Context, args []any) (*releasePlan, bool, er
 	if err := opts.unknown(); err != nil {
 		return nil, false, err
 	}
-	ref, err := e.rowLevelTable(ctx, name, "DP_QUANTILE")
+	ref, err := e.protectedTable(ctx, name)
 	if err != nil {
 		return nil, false, err
 	}
