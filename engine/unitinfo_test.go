@@ -132,10 +132,7 @@ func TestUnitTableStatisticsHidden(t *testing.T) {
 func TestUnitDumpRestore(t *testing.T) {
 	a := startServer(t, t.TempDir())
 	rootA := setupShop(t, a)
-	mustExec(t, rootA, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
-	mustExec(t, rootA, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
-	anaA := a.connect("ana", "ana-pw", "shop")
-	anaA.SetMaxOpenConns(1)
+	anaA := shopAnalyst(t, a, rootA, "ana")
 	mustExec(t, anaA, "SET SESSION dp_epsilon = 1.5")
 	queryFloat(t, anaA, "SELECT COUNT(*) FROM orders")
 	tables := []string{"customers", "items", "orders"}
@@ -209,13 +206,8 @@ func TestUnitDumpRestore(t *testing.T) {
 func TestUnitQuotaAndBudgetShared(t *testing.T) {
 	ts := startServer(t, t.TempDir())
 	root := setupShop(t, ts)
-	mustExec(t, root, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
-	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
-	mustExec(t, root, "CREATE USER 'bob'@'%' IDENTIFIED BY 'bob-pw'")
-	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'bob'@'%'")
+	ana, bob := shopAnalyst(t, ts, root, "ana"), shopAnalyst(t, ts, root, "bob")
 	mustExec(t, root, "CALL dp_quota('ana', 'customers', 1, 0)")
-	ana := ts.connect("ana", "ana-pw", "shop")
-	ana.SetMaxOpenConns(1)
 	mustExec(t, ana, "SET SESSION dp_epsilon = 0.6")
 	queryFloat(t, ana, "SELECT COUNT(*) FROM orders")
 	// 0.6 of ana's 1 is spent through orders: 0.6 more through items (or
@@ -236,8 +228,6 @@ func TestUnitQuotaAndBudgetShared(t *testing.T) {
 		}
 	}
 	// Another analyst is not bound by ana's quota, and spends the same account.
-	bob := ts.connect("bob", "bob-pw", "shop")
-	bob.SetMaxOpenConns(1)
 	mustExec(t, bob, "SET SESSION dp_epsilon = 0.6")
 	queryFloat(t, bob, "SELECT COUNT(*) FROM items")
 	for _, tbl := range tables {
@@ -259,4 +249,16 @@ func TestUnitQuotaAndBudgetShared(t *testing.T) {
 	if s := spent(t, root, "shop.orders"); math.Abs(s-1.8) > 1e-12 {
 		t.Fatalf("spent %v after ana's second query under the raised quota, want 1.8", s)
 	}
+}
+
+// shopAnalyst creates analyst user (password user-pw) with SELECT and
+// EXECUTE on shop and returns a one-connection pool (session settings
+// stick).
+func shopAnalyst(t *testing.T, ts *testServer, root *sql.DB, user string) *sql.DB {
+	t.Helper()
+	mustExec(t, root, "CREATE USER '"+user+"'@'%' IDENTIFIED BY '"+user+"-pw'")
+	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO '"+user+"'@'%'")
+	c := ts.connect(user, user+"-pw", "shop")
+	c.SetMaxOpenConns(1)
+	return c
 }
