@@ -127,7 +127,14 @@ func (h *histogramTF) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) 
 			h.memo.err = err
 			return
 		}
-		ctx.Warn(1105, "dp: DP_HISTOGRAM of %s.%s: ε = %v, Laplace noise of scale %.6g on every count (n = %d). %s", r.Table, r.Column, r.Epsilon, r.Scale, r.N, r.Note)
+		n := "n not public"
+		if r.N != nil {
+			n = fmt.Sprintf("n = %d", *r.N)
+		}
+		if r.Unit != "" {
+			n += fmt.Sprintf("; person level, unit %s: at most %d bin(s) per person, %d row(s) per person and bin", r.Unit, r.MaxGroups, r.MaxRows)
+		}
+		ctx.Warn(1105, "dp: DP_HISTOGRAM of %s.%s: ε = %v, Laplace noise of scale %.6g on every count (%s). %s", r.Table, r.Column, r.Epsilon, r.Scale, n, r.Note)
 		for _, b := range r.Bins {
 			var lo, hi any
 			if b.Lo != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/dpquery"
+	"github.com/dpsql/dpsql/dpquery/rel"
 	"github.com/dpsql/dpsql/dump"
 	"github.com/dpsql/dpsql/fastpath"
 	"github.com/dpsql/dpsql/functions"
@@ -166,6 +167,9 @@ func (e *Engine) wire(opt Options) error {
 	e.Env = &functions.Env{Store: functions.RowSafe(rows), Catalog: e.Catalog, Budget: e.Budget, Log: e.Log, MaxReleaseMemory: max(mem, 0)}
 	// Privacy units inherit along the schema's declared foreign keys (issue 27).
 	e.Env.ForeignKeys = functions.ProviderForeignKeys(e.Store.Provider())
+	// DP_MEAN / DP_HISTOGRAM on a unit's tables compile through the
+	// person-level compiler (docs/privacy/units.md §8).
+	e.Env.Units = rel.Functions{Meta: rel.CatalogMeta{Cat: e.Catalog, Schemas: e.Env.Store}, Src: e.Env.Store}
 	g := guard.New(e.Catalog, e.Store, e.Env)
 	// The DP aggregate planner and DP_HISTOGRAM (package dpquery).
 	g.PlanDPAgg = dpquery.New(e.Catalog, e.Env).Plan

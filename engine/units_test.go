@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -67,7 +68,8 @@ func TestPrivacyUnitDeclarations(t *testing.T) {
 	wantErr(t, ana, "SELECT * FROM orders", "protected")
 
 	// Row-level releases protect a row, not a customer: refused, nothing charged.
-	wantErr(t, ana, "SELECT DP_MEAN('orders', 'amount', 0.5)", "privacy unit shop.customer")
+	mustExec(t, root, "CALL dp_bounds('orders', 'customer_id', 0, 100)") // a feature, so that DP_TRAIN reaches its unit check
+	wantErr(t, ana, "SELECT DP_TRAIN('orders', 0.5, 'linreg', 'label=amount')", "privacy unit shop.customer")
 	for _, tbl := range []string{"shop.customers", "shop.orders"} {
 		if s := spent(t, root, tbl); s != 0 {
 			t.Fatalf("%s: spent %v after refused releases", tbl, s)
@@ -302,5 +304,123 @@ func TestUnitQueriesOverTheWire(t *testing.T) {
 		if s := spent(t, root, tbl); s != 3 {
 			t.Fatalf("%s: spent %v, want the unit's 3 on every table", tbl, s)
 		}
+	}
+}
+
+// TestUnitFunctionsOverTheWire (issue 27 item 5): DP_MEAN, DP_HISTOGRAM and
+// DP_QUANTILE on the shop's tables run at person level through the compiler and charge
+// the unit's one account. Customer 0 has 500 orders of amount 100, the 200
+// others one order of 10: row level, the mean would be ≈ 74.3 and the top
+// bin 500; person level, customer 0 is one mean in [0, 100] and one row in
+// one bin (k = C = 1), so the answers stay at ≈ 10.4 and 1 plus noise.
+func TestUnitFunctionsOverTheWire(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	root := setupShop(t, ts)
+	mustExec(t, root, "UPDATE orders SET amount = 100 WHERE customer_id = 0")
+	mustExec(t, root, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
+	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
+	ana := ts.connect("ana", "ana-pw", "shop")
+	tables := []string{"shop.customers", "shop.orders", "shop.items"}
+	spentAll := func(want float64) {
+		t.Helper()
+		for _, tbl := range tables {
+			if s := spent(t, root, tbl); math.Abs(s-want) > 1e-9 {
+				t.Fatalf("%s: spent %v, want the unit's %v", tbl, s, want)
+			}
+		}
+	}
+
+	// Dry runs name the unit, its account and the per-person bound; no charge.
+	dry := queryString(t, ana, "SELECT DP_MEAN('orders', 'amount', 2, 'dry_run=1')")
+	for _, frag := range []string{`"unit":"shop.customer"`, `"account":"unit:shop.customer"`, `"per_person_bound":"each person contributes one mean clamped to [0, 100]`, `"persons_laplace_scale":1`, `"charged":false`} {
+		if !strings.Contains(dry, frag) {
+			t.Fatalf("DP_MEAN dry run lacks %s: %s", frag, dry)
+		}
+	}
+	if strings.Contains(dry, `"n":`) {
+		t.Fatalf("the dry run shows a row count, not public on a unit's table: %s", dry)
+	}
+	dry = queryString(t, ana, "SELECT DP_HISTOGRAM('orders', 'amount', 1, 'bins=4; max_groups_contributed=2; max_rows_contributed_per_group=3; dry_run=1')")
+	for _, frag := range []string{`"unit":"shop.customer"`, `"max_groups_contributed":2`, `"max_rows_contributed_per_group":3`, `"laplace_scale":6`, `k·C = 6`} {
+		if !strings.Contains(dry, frag) {
+			t.Fatalf("DP_HISTOGRAM dry run lacks %s: %s", frag, dry)
+		}
+	}
+	spentAll(0)
+
+	// Refused on public inputs, before any charge.
+	wantErr(t, ana, "SELECT DP_MEAN('customers', 'region', 1)", "no declared bounds")
+	wantErr(t, ana, "SELECT DP_MEAN('orders', 'amount', 100)", "budget")
+	wantErr(t, ana, "SELECT DP_HISTOGRAM('orders', 'amount', 1, 'bins=4; max_groups_contributed=0')", "must be > 0")
+	wantErr(t, ana, "SELECT DP_QUANTILE('orders', 'amount', 0.5, 1, 'max_groups_contributed=2')", "unknown option")
+	mustExec(t, root, "CALL dp_bounds('orders', 'customer_id', 0, 200)") // a feature, so that DP_TRAIN reaches its unit check
+	wantErr(t, ana, "SELECT DP_TRAIN('orders', 1, 'linreg', 'label=amount')", "privacy unit shop.customer")
+	spentAll(0)
+
+	// DP_MEAN at ε = 2: scales 1 (persons) and 50·σ (sum of person means
+	// centred at 50). Person means: 100 once, 10 two hundred times; within
+	// 15 scales of each noise the answer is in [3.2, 16.7], far from the
+	// row-level 74.3.
+	mean := queryFloat(t, ana, "SELECT DP_MEAN('orders', 'amount', 2)")
+	if mean < 3 || mean > 17 {
+		t.Fatalf("DP_MEAN = %v, want ≈ 10.4 (the heavy customer is one person mean), not the row-level 74.3", mean)
+	}
+	spentAll(2)
+
+	// DP_HISTOGRAM at ε = 1, k = C = 1: scale 1 per bin.
+	var h struct {
+		N    *int64 `json:"n"`
+		Unit string `json:"unit"`
+		Bins []struct {
+			Label string  `json:"label"`
+			Count float64 `json:"count"`
+		} `json:"bins"`
+	}
+	if err := json.Unmarshal([]byte(queryString(t, ana, "SELECT DP_HISTOGRAM('orders', 'amount', 1, 'bins=4')")), &h); err != nil {
+		t.Fatal(err)
+	}
+	if h.Unit != "shop.customer" || h.N != nil || len(h.Bins) != 4 || math.Abs(h.Bins[0].Count-200) > 15 || math.Abs(h.Bins[3].Count-1) > 15 || h.Bins[1].Count > 15 || h.Bins[2].Count > 15 {
+		t.Fatalf("DP_HISTOGRAM %+v: want ≈ [200, 0, 0, 1] (the 500 orders count once), no row count", h)
+	}
+	spentAll(3)
+
+	// The table form, over a declared domain of the root table.
+	rows, err := ana.Query("SELECT bin, count FROM DP_HISTOGRAM('customers', 'region', 1) AS h ORDER BY bin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for rows.Next() {
+		var b string
+		var c float64
+		if err := rows.Scan(&b, &c); err != nil {
+			t.Fatal(err)
+		}
+		got[b] = c
+	}
+	rows.Close()
+	if len(got) != 2 || math.Abs(got["north"]-101) > 15 || math.Abs(got["south"]-100) > 15 {
+		t.Fatalf("regions %v, want ≈ 101 / 100", got)
+	}
+	spentAll(4)
+
+	// DP_QUANTILE at ε = 1, C = 1: customers 1..200 now have amounts
+	// 0..49 (four each), the heavy customer 500 orders at 100. Person level
+	// the median is ≈ 25; row level (700 rows, 500 of them at 100) it is 100.
+	mustExec(t, root, "UPDATE orders SET amount = customer_id % 50 WHERE customer_id > 0")
+	dry = queryString(t, ana, "SELECT DP_QUANTILE('orders', 'amount', 0.5, 1, 'dry_run=1')")
+	for _, frag := range []string{`"unit":"shop.customer"`, `"max_rows_contributed_per_group":1`, `"laplace_scale":2`, `"account":"unit:shop.customer"`} {
+		if !strings.Contains(dry, frag) {
+			t.Fatalf("DP_QUANTILE dry run lacks %s: %s", frag, dry)
+		}
+	}
+	if med := queryFloat(t, ana, "SELECT DP_QUANTILE('orders', 'amount', 0.5, 1)"); med < 10 || med > 40 {
+		t.Fatalf("DP_QUANTILE median %v, want ≈ 25 (the 500 orders at 100 are one value), not the row-level 100", med)
+	}
+	spentAll(5)
+
+	// The ledger records the releases on the unit's account.
+	if n := queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger WHERE function_name IN ('DP_MEAN', 'DP_HISTOGRAM', 'DP_QUANTILE') AND table_name = 'unit:shop.customer'"); n != 4 {
+		t.Fatalf("%v ledger rows on the unit's account, want 4", n)
 	}
 }

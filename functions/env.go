@@ -36,6 +36,10 @@ type Env struct {
 	// ForeignKeys lists a database's declared foreign keys, for privacy
 	// units inherited through them (units.go); nil: explicit units only.
 	ForeignKeys ForeignKeySource
+	// Units compiles DP functions on tables of a privacy unit into
+	// person-level releases (unitfn.go; dpquery/rel, wired by the engine);
+	// nil: they are refused.
+	Units UnitCompiler
 
 	// unitMu orders unit declarations (exclusive) against the check-and-
 	// reserve of row-level releases (shared), see declareUnits.

@@ -10,18 +10,26 @@ import (
 
 	"github.com/dolthub/go-mysql-server/sql"
 
+	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/mechanism/agg"
 )
 
 // Histogram is the JSON released by DP_HISTOGRAM.
 type Histogram struct {
-	Table   string         `json:"table"`
-	Column  string         `json:"column"`
-	Epsilon float64        `json:"epsilon"`
-	Scale   float64        `json:"laplace_scale"`
-	N       int64          `json:"n"`
-	Bins    []HistogramBin `json:"bins"`
-	Note    string         `json:"note,omitempty"`
+	Table   string  `json:"table"`
+	Column  string  `json:"column"`
+	Epsilon float64 `json:"epsilon"`
+	Scale   float64 `json:"laplace_scale"`
+	// N is the row count read (public at row level); nil on a unit's table,
+	// where it is not public.
+	N    *int64         `json:"n,omitempty"`
+	Bins []HistogramBin `json:"bins"`
+	Note string         `json:"note,omitempty"`
+	// Person level (a table of a privacy unit): the unit and the bounds of
+	// each person's contribution.
+	Unit      string `json:"unit,omitempty"`
+	MaxGroups int    `json:"max_groups_contributed,omitempty"`
+	MaxRows   int    `json:"max_rows_contributed_per_group,omitempty"`
 }
 
 // HistogramBin is one bin: a domain value, or the interval [Lo, Hi).
@@ -91,7 +99,20 @@ func (e *Env) planHistogram(ctx *sql.Context, args []any) (*releasePlan, bool, e
 		return nil, false, err
 	}
 	edges, hasEdges := opts.list("edges")
+	unit, isUnit := e.Catalog.UnitOf(ref.key)
+	var maxGroups, maxRows int
+	if isUnit {
+		if maxGroups, err = opts.positiveInt("max_groups_contributed"); err != nil {
+			return nil, false, err
+		}
+		if maxRows, err = opts.positiveInt("max_rows_contributed_per_group"); err != nil {
+			return nil, false, err
+		}
+	}
 	if err := opts.unknown(); err != nil {
+		if !isUnit {
+			return nil, false, fmt.Errorf("%w (max_groups_contributed and max_rows_contributed_per_group apply to tables of a privacy unit only)", err)
+		}
 		return nil, false, err
 	}
 	dom, hasDomain := t.Labels[strings.ToLower(col)]
@@ -178,6 +199,9 @@ func (e *Env) planHistogram(ctx *sql.Context, args []any) (*releasePlan, bool, e
 			return i - 1
 		}
 	}
+	if isUnit {
+		return e.planUnitHistogram(ctx, ref, unit, h, binOf, maxGroups, maxRows, dry)
+	}
 	p, err := agg.New(agg.Spec{Groups: len(h.Bins), Count: true, Epsilon: eps})
 	if err != nil {
 		return nil, false, err
@@ -206,7 +230,8 @@ func (e *Env) planHistogram(ctx *sql.Context, args []any) (*releasePlan, bool, e
 		if err != nil {
 			return nil, err
 		}
-		h.N = acc.N()
+		n := acc.N()
+		h.N = &n
 		for i := range h.Bins {
 			h.Bins[i].Count = r.Count[i]
 		}
@@ -216,6 +241,53 @@ func (e *Env) planHistogram(ctx *sql.Context, args []any) (*releasePlan, bool, e
 		}
 		return string(buf), nil
 	}
+	return rp, dry, nil
+}
+
+// planUnitHistogram is DP_HISTOGRAM on a table of a privacy unit: a
+// person-level grouped COUNT over the same public bins, each person's bins
+// sampled down to max_groups_contributed = k and their rows per bin capped
+// at max_rows_contributed_per_group = C (defaults from the compiler:
+// docs/privacy/units.md §5, §8).
+func (e *Env) planUnitHistogram(ctx *sql.Context, ref tableRef, u catalog.Member, h *Histogram, binOf func(any) int, k, c int, dry bool) (*releasePlan, bool, error) {
+	labels := make([]string, len(h.Bins))
+	for i, b := range h.Bins {
+		labels[i] = b.Label
+	}
+	seen := make(map[string]bool, len(labels))
+	for _, l := range labels {
+		if seen[l] {
+			return nil, false, fmt.Errorf("bin %q appears twice: bins must be distinct", l)
+		}
+		seen[l] = true
+	}
+	key, err := json.Marshal(labels)
+	if err != nil {
+		return nil, false, err
+	}
+	req := UnitRequest{Kind: UnitHistogram, Column: h.Column, Epsilon: h.Epsilon, MaxGroups: k, MaxRows: c,
+		Labels: labels, BinOf: binOf, BinKey: "histogram" + string(key)}
+	var rp *releasePlan
+	rp, err = e.planUnit(ctx, ref, u, "DP_HISTOGRAM", req, func(v []float64) (any, error) {
+		if len(v) != len(h.Bins) {
+			return nil, fmt.Errorf("DP_HISTOGRAM: %d counts for %d bins", len(v), len(h.Bins))
+		}
+		for i := range h.Bins {
+			h.Bins[i].Count = v[i]
+		}
+		buf, err := json.Marshal(h)
+		if err != nil {
+			return nil, err
+		}
+		return string(buf), nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	h.Unit = rp.info["unit"].(string)
+	h.MaxGroups, h.MaxRows = rp.hyper["max_groups_contributed"].(int), rp.hyper["max_rows_contributed_per_group"].(int)
+	h.Scale = rp.calibration["laplace_scale"]
+	rp.hyper["bins"] = labels
 	return rp, dry, nil
 }
 

@@ -43,9 +43,15 @@ func (e *Env) planMean(ctx *sql.Context, args []any) (*releasePlan, error) {
 		return nil, fmt.Errorf("column %s of %s has no declared bounds (CALL dp_bounds first)", col, ref.key)
 	}
 	if u, ok := e.Catalog.UnitOf(ref.key); ok {
-		// Before the row count, which the plan (and its dry run: scale
-		// (hi−lo)/n) would show and which is not public on a unit's table.
-		return nil, errRowLevelOnUnit(ref.key, u, "DP_MEAN")
+		// Person level: AVG over the unit, the mean of per-person means,
+		// each clamped to the declared bounds (no row count: it is not
+		// public on a unit's table).
+		return e.planUnit(ctx, ref, u, "DP_MEAN", UnitRequest{Kind: UnitMean, Column: col, Epsilon: eps}, func(v []float64) (any, error) {
+			if len(v) != 1 {
+				return nil, fmt.Errorf("DP_MEAN: %d values released, want 1", len(v))
+			}
+			return v[0], nil
+		})
 	}
 	n, err := e.Store.RowCount(ref.db, ref.table)
 	if err != nil {

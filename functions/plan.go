@@ -21,6 +21,7 @@ import (
 type releasePlan struct {
 	fn          string // ledger function name
 	ref         tableRef
+	account     string // budget account charged; "": the table's own (row level)
 	reqEps      float64
 	reqDelta    float64
 	events      []budget.Event
@@ -37,7 +38,15 @@ func (e *Env) execute(ctx *sql.Context, p *releasePlan, dry bool) (any, error) {
 	if dry {
 		return e.dryRun(ctx, p)
 	}
-	return e.release(ctx, p.ref, p.fn, p.reqEps, p.reqDelta, p.events, p.compute)
+	return e.releaseAccount(ctx, p.ref, p.accountKey(), p.fn, p.reqEps, p.reqDelta, p.events, p.compute)
+}
+
+// accountKey is the budget account the plan charges.
+func (p *releasePlan) accountKey() string {
+	if p.account != "" {
+		return p.account
+	}
+	return p.ref.key
 }
 
 // dryRun describes the plan as JSON: the charge after accounting (the
@@ -48,7 +57,7 @@ func (e *Env) execute(ctx *sql.Context, p *releasePlan, dry bool) (any, error) {
 // public (options, catalog, row count, dp_budget, the account's own quota).
 func (e *Env) dryRun(ctx *sql.Context, p *releasePlan) (string, error) {
 	q, err := e.Budget.Quote(budget.Request{
-		Table: p.ref.key, User: UserOf(ctx), Function: p.fn,
+		Table: p.accountKey(), User: UserOf(ctx), Function: p.fn,
 		Requested: [2]float64{p.reqEps, p.reqDelta}, Events: p.events,
 	})
 	if err != nil {
@@ -62,6 +71,9 @@ func (e *Env) dryRun(ctx *sql.Context, p *releasePlan) (string, error) {
 		"requested_epsilon": p.reqEps, "requested_delta": p.reqDelta, "admitted": q.Admitted,
 		"events": eventList(p.events), "calibration": jsonFloats(p.calibration), "hyperparameters": jsonAny(p.hyper),
 	})
+	if p.account != "" {
+		out["account"] = p.account
+	}
 	if !q.Admitted {
 		out["refusal"] = q.Refusal
 	}

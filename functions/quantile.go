@@ -12,7 +12,9 @@ import (
 
 // dpQuantile implements DP_QUANTILE('<table>', '<column>', q, ε [, 'grid=K']):
 // report-noisy-max over K (default 1000) public grid points of the column's
-// declared bounds (mechanism/agg/quantile.go). Options: grid=K, dry_run=1.
+// declared bounds (mechanism/agg/quantile.go). Options: grid=K, dry_run=1;
+// on a table of a privacy unit, max_rows_contributed_per_group=C (values
+// per person, default 1; mechanism/bound/quantile.go).
 func (e *Env) dpQuantile(ctx *sql.Context, args []any) (any, error) {
 	p, dry, err := e.planQuantile(ctx, args)
 	if err != nil {
@@ -51,6 +53,10 @@ func (e *Env) planQuantile(ctx *sql.Context, args []any) (*releasePlan, bool, er
 	if err != nil {
 		return nil, false, err
 	}
+	c, err := opts.positiveInt("max_rows_contributed_per_group")
+	if err != nil {
+		return nil, false, err
+	}
 	if err := opts.unknown(); err != nil {
 		return nil, false, err
 	}
@@ -65,6 +71,25 @@ func (e *Env) planQuantile(ctx *sql.Context, args []any) (*releasePlan, bool, er
 	b, ok := e.Catalog.Bounds(ref.key, col)
 	if !ok {
 		return nil, false, fmt.Errorf("column %s of %s has no declared bounds (CALL dp_bounds first): the quantile grid must be public", col, ref.key)
+	}
+	if u, ok := e.Catalog.UnitOf(ref.key); ok {
+		// Person level: at most C values per person (docs/privacy/units.md §8).
+		p, err := e.planUnit(ctx, ref, u, "DP_QUANTILE", UnitRequest{Kind: UnitQuantile, Column: col, Epsilon: eps, Q: q, Grid: k, MaxRows: c},
+			func(v []float64) (any, error) {
+				if len(v) != 1 || math.IsNaN(v[0]) {
+					return nil, fmt.Errorf("DP_QUANTILE: released %v", v)
+				}
+				return v[0], nil
+			})
+		if err != nil {
+			return nil, false, err
+		}
+		delete(p.hyper, "max_groups_contributed")
+		p.hyper["q"], p.hyper["grid"] = q, k
+		return p, dry, nil
+	}
+	if c != 0 {
+		return nil, false, fmt.Errorf("option max_rows_contributed_per_group applies to tables of a privacy unit only")
 	}
 	m, err := agg.NewQuantile(b.Lo, b.Hi, q, eps, k)
 	if err != nil {

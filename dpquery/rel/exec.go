@@ -71,9 +71,18 @@ func (p *Plan) Run(src Source, check func() error) (*Result, error) {
 // group, to the accumulator. Only the build sides of joins (the right
 // inputs) are held in memory; the probe side streams from storage.
 func (p *Plan) collect(src Source, check func() error) (*bound.Accumulator, error) {
+	acc := p.bp.Accumulator()
+	if err := p.each(src, check, acc.Row); err != nil {
+		return nil, err
+	}
+	return acc, nil
+}
+
+// each streams FROM and WHERE and calls fn with every row's person, group
+// key and aggregate inputs (vals is reused between calls).
+func (p *Plan) each(src Source, check func() error, fn func(person, group string, vals []float64)) error {
 	r := &runner{p: p, src: src, lookup: map[string]map[string]string{}, check: check}
 	lay := r.layout(p.root)
-	acc := p.bp.Accumulator()
 	vals := make([]float64, len(p.aggs))
 	whereVals := make([]any, len(p.whereR))
 	labels := make([]string, len(p.groups))
@@ -94,7 +103,7 @@ func (p *Plan) collect(src Source, check func() error) (*bound.Accumulator, erro
 			reads[j] = p.scans[at.scan].readOf[strings.ToLower(at.col)]
 		}
 	}
-	err := r.stream(p.root, func(row []any, person string) error {
+	return r.stream(p.root, func(row []any, person string) error {
 		if p.where != nil {
 			for j, at := range whereAt {
 				whereVals[j] = row[at]
@@ -105,6 +114,14 @@ func (p *Plan) collect(src Source, check func() error) (*bound.Accumulator, erro
 		}
 		for j, at := range groupAt {
 			v := row[at]
+			if b := p.bins[j]; b != nil {
+				i := b.Of(v)
+				if i < 0 || i >= len(b.Labels) {
+					return nil // in no bin: in no group
+				}
+				labels[j] = b.Labels[i]
+				continue
+			}
 			if v == nil {
 				return nil // NULL keys are in no group
 			}
@@ -113,13 +130,9 @@ func (p *Plan) collect(src Source, check func() error) (*bound.Accumulator, erro
 		for j, a := range p.aggs {
 			vals[j] = value(a.Kind, aggAt[j], reads[j], row)
 		}
-		acc.Row(person, groupKey(labels), vals)
+		fn(person, groupKey(labels), vals)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return acc, nil
 }
 
 // value is an aggregate's input from one row: 1 for COUNT(*), 1 or NaN

@@ -80,8 +80,22 @@ type Query struct {
 	From    Node
 	Where   Predicate
 	GroupBy []Col
+	// Bins, aligned with GroupBy (nil entries, or a shorter slice: plain
+	// columns), puts a group column's values into public bins (DP_HISTOGRAM
+	// over declared bounds or a declared domain).
+	Bins    []*Bins
 	Aggs    []Agg
 	Options Options
+}
+
+// Bins maps a stored value of a group column to one of public labels, the
+// group's domain in output order. Of must be total (no panic, −1 for a
+// value in no bin: the row is in no group) and cheap; Key is the binning's
+// canonical text (part of the plan's key).
+type Bins struct {
+	Labels []string
+	Of     func(v any) int
+	Key    string
 }
 
 // Meta is the public catalog and schema.
@@ -140,6 +154,7 @@ type Plan struct {
 	where  Predicate
 	whereR []ref
 	groups []ref
+	bins   []*Bins // aligned with groups; nil: the column's own value
 	aggs   []Agg
 	aggR   []*ref
 	key    string
@@ -459,13 +474,27 @@ func (p *Plan) personColumns() string {
 func (p *Plan) compileGroups(q Query) error {
 	var domains [][]string
 	declared := true
-	for _, g := range q.GroupBy {
+	if len(q.Bins) > len(q.GroupBy) {
+		return refuse("%d binnings for %d GROUP BY columns", len(q.Bins), len(q.GroupBy))
+	}
+	for i, g := range q.GroupBy {
 		r, err := p.resolve(g)
 		if err != nil {
 			return fmt.Errorf("GROUP BY: %w", err)
 		}
 		p.groups = append(p.groups, r)
+		var b *Bins
+		if i < len(q.Bins) {
+			b = q.Bins[i]
+		}
+		p.bins = append(p.bins, b)
 		dom := p.scans[r.scan].entry.Labels[strings.ToLower(r.col)]
+		if b != nil {
+			if len(b.Labels) == 0 || b.Of == nil {
+				return refuse("GROUP BY %s: a binning needs public labels and a bin function", g)
+			}
+			dom = b.Labels
+		}
 		if len(dom) == 0 {
 			declared = false
 		}
@@ -621,8 +650,11 @@ func (p *Plan) canonical() string {
 	if p.where != nil {
 		fmt.Fprintf(&b, " where(%s)", p.where.String())
 	}
-	for _, g := range p.groups {
+	for i, g := range p.groups {
 		fmt.Fprintf(&b, " group(%d.%s)", g.scan, strings.ToLower(g.col))
+		if bn := p.bins[i]; bn != nil {
+			fmt.Fprintf(&b, " bins(%q:%q)", bn.Key, bn.Labels)
+		}
 	}
 	for _, s := range p.scans {
 		if s.member != nil {

@@ -83,22 +83,27 @@ func (a *QuantileAccumulator) Add(v float64) {
 	if math.IsNaN(v) {
 		return
 	}
-	v = mechanism.Clip(v, a.m.Lo, a.m.Hi)
-	// Smallest j with Point(j) ≥ v.
-	j := int(math.Ceil((v - a.m.Lo) / (a.m.Hi - a.m.Lo) * float64(a.m.K-1)))
+	a.cells[a.m.Cell(v)]++
+}
+
+// Cell is the grid cell of a non-NaN value: the smallest j with
+// Point(j) ≥ clip(v) (cell j holds Point(j−1) < v ≤ Point(j)).
+func (m *Quantile) Cell(v float64) int {
+	v = mechanism.Clip(v, m.Lo, m.Hi)
+	j := int(math.Ceil((v - m.Lo) / (m.Hi - m.Lo) * float64(m.K-1)))
 	if j < 0 {
 		j = 0
 	}
-	if j >= a.m.K {
-		j = a.m.K - 1
+	if j >= m.K {
+		j = m.K - 1
 	}
-	for j > 0 && a.m.Point(j-1) >= v {
+	for j > 0 && m.Point(j-1) >= v {
 		j--
 	}
-	for j < a.m.K-1 && a.m.Point(j) < v {
+	for j < m.K-1 && m.Point(j) < v {
 		j++
 	}
-	a.cells[j]++
+	return j
 }
 
 // utilities returns u_j = −|r_j − round(q·n)|.
@@ -120,9 +125,16 @@ func (a *QuantileAccumulator) ReleaseIndex() (int, error) {
 	if a.n < 1 {
 		return 0, errors.New("quantile: the table is empty")
 	}
-	best, bestV := -1, math.Inf(-1)
-	for j, u := range a.utilities() {
-		v, err := noise.AddLaplace(u, a.m.Scale())
+	return NoisyMax(a.utilities(), a.m.Scale())
+}
+
+// NoisyMax is report-noisy-max: the index of the largest u_j plus Laplace
+// noise of scale (noise.AddLaplace, fresh per index); ties go to the lowest
+// index. The caller's scale is 2Δ/ε for utilities of sensitivity Δ.
+func NoisyMax(u []float64, scale float64) (int, error) {
+	best, bestV := 0, math.Inf(-1)
+	for j, x := range u {
+		v, err := noise.AddLaplace(x, scale)
 		if err != nil {
 			return 0, fmt.Errorf("quantile: %w", err)
 		}
