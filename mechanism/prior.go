@@ -3,6 +3,8 @@ package mechanism
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/noise"
@@ -162,21 +164,41 @@ func LogitAdjust(m *Model, counts []float64) error {
 }
 
 // Correct counts the rows of X the model predicts as y (training rows: the
-// selection's score). Its time depends on n and the model only.
+// selection's score). Its time depends on n and the model only. The rows
+// are cut into one contiguous part per core and the integer counts added
+// (the same count whatever the schedule).
 func Correct(m *Model, X [][]float64, y []int) (int64, error) {
 	idx := make(map[string]int, len(m.Classes))
 	for i, c := range m.Classes {
 		idx[c] = i
 	}
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(X)/4096))
+	counts := make([]int64, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for w := 0; w < parts; w++ {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				p, err := m.Predict(X[i])
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				if idx[p.Class] == y[i] {
+					counts[w]++
+				}
+			}
+		}(w*len(X)/parts, (w+1)*len(X)/parts)
+	}
+	wg.Wait()
 	var n int64
-	for i, x := range X {
-		p, err := m.Predict(x)
-		if err != nil {
-			return 0, err
+	for w := range counts {
+		if errs[w] != nil {
+			return 0, errs[w]
 		}
-		if idx[p.Class] == y[i] {
-			n++
-		}
+		n += counts[w]
 	}
 	return n, nil
 }

@@ -26,7 +26,10 @@ func main() {
 	rows := flag.Int("rows", 1_000_000, "rows of the 10- and 20-column tables")
 	svmRows := flag.Int("svm-rows", 200_000, "rows of the SVM table")
 	reps := flag.Int("reps", 5, "repetitions of each timed query")
-	cases := flag.String("cases", "load,mean,lsq,svm", "comma-separated cases to run")
+	cases := flag.String("cases", "load,mean,lsq,svm", "comma-separated cases to run (train: DP_TRAIN logreg/lda/gnb vs sklearn and SUM)")
+	trainRows := flag.Int("train-rows", 1_000_000, "rows of the 20-column classification table of case train")
+	python := flag.String("python", "/usr/bin/python3", "python with scikit-learn for case train (empty: no sklearn reference)")
+	trainOpts := flag.String("train-options", "", "options string appended to each DP_TRAIN of case train")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed queries to this file")
 	flag.Parse()
 	logrus.SetLevel(logrus.WarnLevel)
@@ -76,6 +79,9 @@ func main() {
 		}
 		dp, ref := pair(db, *reps, "SELECT DP_LSQ('t20', 1, 'linear', 'label=y')", "SELECT SUM(c1) FROM t20")
 		fmt.Printf("| DP_LSQ linear vs SELECT SUM(c1), %d × 20 | %v | %v | %.2f× |\n", *rows, dp, ref, ratio(dp, ref))
+	}
+	if want["train"] {
+		trainCase(e, db, *trainRows, *reps, *python, *trainOpts, *cpuprofile)
 	}
 	if want["svm"] {
 		load(e, "s20", *svmRows, 20, false)

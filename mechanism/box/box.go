@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/noise"
@@ -243,6 +246,13 @@ func noisyMax(u []float64, scale float64) (int, error) {
 // to the declared bounds; NaN for NULL): for each feature the t- and
 // (1 − t)-quantiles by report-noisy-max, 2d ε_q-DP releases. It has no
 // data-dependent error path: len(X) ≠ n or a short row is a caller bug.
+//
+// The ranks are counted, not sorted: one pass over the rows bins every value
+// into its cell of the feature's grid (the quantile candidates of the first
+// step), a second pass into the cells of the bound candidates once the
+// medians are released. Both passes do the same work whatever the values
+// (a sort's time depends on them) and give exactly the ranks #{v ≤ x} of a
+// sorted column (TestRanksMatchSort).
 func (p *Plan) Release(X [][]float64) (Box, error) {
 	if len(X) != p.n {
 		return Box{}, fmt.Errorf("box: plan for %d rows got %d", p.n, len(X))
@@ -254,17 +264,30 @@ func (p *Plan) Release(X [][]float64) (Box, error) {
 		}
 	}
 	b := Box{Lo: make([]float64, d), Hi: make([]float64, d)}
-	for j := 0; j < d; j++ {
-		lo, hi, err := p.releaseFeature(j, func(i int) float64 { return X[i][j] })
-		if err != nil {
-			return Box{}, err
-		}
-		b.Lo[j], b.Hi[j] = lo, hi
+	fs := make([]featureRelease, d)
+	for j := range fs {
+		fs[j] = featureRelease{p: p, j: j}
+	}
+	if err := p.releaseAll(fs, func(i, j int) float64 { return X[i][j] }); err != nil {
+		return Box{}, err
+	}
+	for j, f := range fs {
+		b.Lo[j], b.Hi[j] = f.lo, f.hi
 	}
 	return b, nil
 }
 
-// releaseFeature releases feature j's box [lo, hi], lo < hi
+// releaseFeature releases feature j's box [lo, hi] from one column
+// (Release does all features in the same passes).
+func (p *Plan) releaseFeature(j int, col func(i int) float64) (float64, float64, error) {
+	fs := []featureRelease{{p: p, j: j}}
+	if err := p.releaseAll(fs, func(i, _ int) float64 { return col(i) }); err != nil {
+		return 0, 0, err
+	}
+	return fs[0].lo, fs[0].hi, nil
+}
+
+// featureRelease is the state of one feature's box release
 // (docs/mechanisms/box.md §3). With the penalty on (γ > 0): first the
 // median m on the feature's grid; then each bound among candidates at
 // geometric distances from m, x_k = m ± (end − m)·2^(−k/StepsPerOctave),
@@ -274,58 +297,187 @@ func (p *Plan) Release(X [][]float64) (Box, error) {
 // PenaltyOctaves) for being closer to m, rounded to an integer. Each of the
 // three is report-noisy-max at ε_q. γ = 0: the plain t- and
 // (1 − t)-quantiles on the grid (no median).
-func (p *Plan) releaseFeature(j int, col func(i int) float64) (float64, float64, error) {
-	g := p.grids[j]
-	lo, hi := p.lo[j], p.hi[j]
-	vals := make([]float64, 0, p.n)
-	for i := 0; i < p.n; i++ {
-		if v := col(i); !math.IsNaN(v) {
-			vals = append(vals, mechanism.Clip(v, lo, hi))
-		}
+type featureRelease struct {
+	p      *Plan
+	j      int
+	m      float64 // released median (γ > 0)
+	lo, hi float64 // released box
+}
+
+// releaseAll runs the releases of fs on the column values at(i, j)
+// (row i, feature fs[k].j).
+func (p *Plan) releaseAll(fs []featureRelease, at func(i, j int) float64) error {
+	grids := make([][]float64, len(fs))
+	for k, f := range fs {
+		grids[k] = p.grids[f.j]
 	}
-	sort.Float64s(vals)
-	// rank(x) = #{v ≤ x}: one replaced row moves it by at most 1.
-	rank := func(x float64) float64 {
-		return float64(sort.Search(len(vals), func(i int) bool { return vals[i] > x }))
-	}
-	pick := func(xs []float64, q float64, bonus func(k int) float64) (float64, error) {
-		i, err := noisyMax(RankUtilities(xs, rank, q, p.n, bonus), p.noiseScale())
-		if err != nil {
-			return 0, err
+	ranks := p.cellRanks(fs, grids, at)
+	for k := range fs {
+		if err := fs[k].first(grids[k], ranks[k]); err != nil {
+			return err
 		}
-		return xs[i], nil
 	}
 	if p.gamma == 0 {
-		l, err := pick(g, p.tail, nil)
-		if err != nil {
-			return 0, 0, err
-		}
-		h, err := pick(g, 1-p.tail, nil)
-		if err != nil {
-			return 0, 0, err
-		}
-		l, h = widen(g, l, h)
-		return l, h, nil
+		return nil
 	}
-	m, err := pick(g, 0.5, nil)
-	if err != nil {
-		return 0, 0, err
+	cands := make([][]float64, len(fs))
+	downs, ups := make([][]float64, len(fs)), make([][]float64, len(fs))
+	for k, f := range fs {
+		downs[k], ups[k] = candidates(f.m, p.lo[f.j], p.hi[f.j], p.candOct)
+		cands[k] = sortedUnion(downs[k], ups[k])
 	}
-	down, up := candidates(m, lo, hi, p.candOct)
+	ranks = p.cellRanks(fs, cands, at)
+	for k := range fs {
+		if err := fs[k].bounds(downs[k], ups[k], ranks[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// first releases the median (γ > 0) or the two plain quantiles (γ = 0).
+func (f *featureRelease) first(g []float64, rank func(float64) float64) error {
+	p := f.p
+	if p.gamma == 0 {
+		l, err := p.pick(g, rank, p.tail, nil)
+		if err != nil {
+			return err
+		}
+		h, err := p.pick(g, rank, 1-p.tail, nil)
+		if err != nil {
+			return err
+		}
+		f.lo, f.hi = widen(g, l, h)
+		return nil
+	}
+	m, err := p.pick(g, rank, 0.5, nil)
+	f.m = m
+	return err
+}
+
+// bounds releases the lower and upper bound among the candidates around
+// the released median.
+func (f *featureRelease) bounds(down, up []float64, rank func(float64) float64) error {
+	p := f.p
 	capOct := p.bonusCap(len(down))
 	bonus := func(k int) float64 {
 		return math.Round(p.gamma * math.Min(float64(k)/StepsPerOctave, capOct))
 	}
-	l, err := pick(down, p.tail, bonus)
+	l, err := p.pick(down, rank, p.tail, bonus)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	h, err := pick(up, 1-p.tail, bonus)
+	h, err := p.pick(up, rank, 1-p.tail, bonus)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
-	l, h = widen(g, l, h)
-	return l, h, nil
+	f.lo, f.hi = widen(p.grids[f.j], l, h)
+	return nil
+}
+
+// pick is report-noisy-max of the q-quantile among xs.
+func (p *Plan) pick(xs []float64, rank func(float64) float64, q float64, bonus func(k int) float64) (float64, error) {
+	i, err := noisyMax(RankUtilities(xs, rank, q, p.n, bonus), p.noiseScale())
+	if err != nil {
+		return 0, err
+	}
+	return xs[i], nil
+}
+
+// sortedUnion is the sorted distinct union of a and b.
+func sortedUnion(a, b []float64) []float64 {
+	u := append(append([]float64(nil), a...), b...)
+	sort.Float64s(u)
+	out := u[:1]
+	for _, v := range u[1:] {
+		if v != out[len(out)-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// cellRanks returns, per feature k, rank(x) = #{v ≤ x} over the values of
+// feature fs[k].j clipped to its declared bounds (NaN = NULL counted
+// nowhere), for x among the sorted distinct points pts[k], whose last
+// point is the declared upper bound. Each value is counted in the cell of
+// the smallest point ≥ it (a fixed-depth search); the rows are cut into one
+// contiguous part per worker and the integer counts added, so the result
+// does not depend on the schedule.
+func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, at func(i, j int) float64) []func(float64) float64 {
+	keys := make([][]uint64, len(pts))
+	for k, ps := range pts {
+		keys[k] = make([]uint64, len(ps))
+		for i, x := range ps {
+			keys[k][i] = orderKey(x)
+		}
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), p.n/8192))
+	parts := make([][][]int64, workers)
+	var wg sync.WaitGroup
+	for w := range parts {
+		c := make([][]int64, len(fs))
+		for k := range c {
+			c[k] = make([]int64, len(pts[k]))
+		}
+		parts[w] = c
+		lo, hi := w*p.n/workers, (w+1)*p.n/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				for k, f := range fs {
+					v := at(i, f.j)
+					if v != v { // NaN: NULL
+						continue
+					}
+					v = mechanism.Clip(v, p.lo[f.j], p.hi[f.j])
+					c[k][cellOf(keys[k], orderKey(v))]++
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([]func(float64) float64, len(fs))
+	for k := range fs {
+		cum := make([]float64, len(pts[k]))
+		var r int64
+		for i := range cum {
+			for _, c := range parts {
+				r += c[k][i]
+			}
+			cum[i] = float64(r)
+		}
+		ps := pts[k]
+		out[k] = func(x float64) float64 {
+			// x is one of ps (every caller asks for a candidate).
+			return cum[sort.SearchFloat64s(ps, x)]
+		}
+	}
+	return out
+}
+
+// cellOf is the index of the smallest key of the sorted keys that is ≥ v
+// (keys and v from orderKey), for v ≤ the last key: a binary search of
+// ⌈log₂ len(keys)⌉ steps whatever v is, on integers, the step an arithmetic
+// borrow rather than a branch the values steer.
+func cellOf(keys []uint64, v uint64) int {
+	base, n := 0, len(keys)
+	for n > 1 {
+		half := n / 2
+		_, below := bits.Sub64(keys[base+half-1], v, 0) // 1 iff key < v
+		base += int(below) * half
+		n -= half
+	}
+	return base
+}
+
+// orderKey maps a non-NaN float64 to a uint64 with the same order (−0 is
+// +0 first, so equal floats get equal keys): the sign bit set for
+// non-negatives, every bit flipped for negatives.
+func orderKey(v float64) uint64 {
+	b := math.Float64bits(v + 0)
+	return b ^ (uint64(int64(b)>>63) | 1<<63)
 }
 
 // bonusCap is the cap of the bonus in octaves: PenaltyOctaves, lowered so

@@ -85,7 +85,7 @@ const kappaHat = 1 + 0x1p-50
 // most C(1 + γ_{K′+F+10}). The computed sum differs from the exact sum of
 // the computed terms by at most γ_m·Σᵢ‖termᵢ‖ ≤ γ_m·n·(row bound) in ℓ₂
 // (and in ℓ₁), m = chunkRows + ⌈n/chunkRows⌉ + 2 the longest chain of
-// additions (a block matrix product, then the blocks in order). Both
+// additions (a block's rows in order, then the blocks in order). Both
 // tables' errors are added.
 func sensitivity(n, f, kPrime int, binary bool, clip float64) (l2, l1, lipC float64) {
 	lip, r1 := math.Sqrt2, 2.0

@@ -6,9 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
-
 	"github.com/dpsql/dpsql/mechanism"
 )
 
@@ -39,14 +36,24 @@ type problem struct {
 func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary bool, workers int, clip float64) *problem {
 	n, f := len(X), prep.Dim()
 	p := &problem{x: make([]float64, n*f), xnorm: make([]float64, n), clip: clip, y: append([]int(nil), y...), n: n, f: f, kp: kp, binary: binary, workers: workers}
-	for i, row := range X {
-		z := prep.Transform(p.x[i*f:(i+1)*f], row)
-		var s float64
-		for _, v := range z {
-			s += v * v
-		}
-		p.xnorm[i] = math.Sqrt(s)
+	// Rows are independent: one contiguous part per worker.
+	parts := max(1, min(workers, n/chunkRows))
+	var wg sync.WaitGroup
+	for w := 0; w < parts; w++ {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				z := prep.Transform(p.x[i*f:(i+1)*f], X[i])
+				var s float64
+				for _, v := range z {
+					s += v * v
+				}
+				p.xnorm[i] = math.Sqrt(s)
+			}
+		}(w*n/parts, (w+1)*n/parts)
 	}
+	wg.Wait()
 	return p
 }
 
@@ -91,24 +98,87 @@ func (p *problem) gradSum(theta, g []float64, slots [][]float64) {
 	}
 }
 
-// chunkGrad computes Σ_{i ∈ block c} r̂ᵢ ⊗ xᵢ into out.
+// chunkGrad computes Σ_{i ∈ block c} r̂ᵢ ⊗ xᵢ into out, one row at a time:
+// the K′ scores θₖ·xᵢ, the residual, the clip, then out += r̂ᵢ ⊗ xᵢ. Each
+// entry of out is a chain of the block's row terms in row order (at most
+// chunkRows additions, the depth sensitivity charges), and the block is
+// read once per step (the two matrix products it replaces read it twice).
 func (p *problem) chunkGrad(c int, theta, out []float64, buf *chunkBuf) {
 	lo := c * chunkRows
 	rows := min(chunkRows, p.n-lo)
 	f, kp := p.f, p.kp
-	xc := blas64.General{Rows: rows, Cols: f, Stride: f, Data: p.x[lo*f : (lo+rows)*f]}
-	th := blas64.General{Rows: kp, Cols: f, Stride: f, Data: theta}
-	s := blas64.General{Rows: rows, Cols: kp, Stride: kp, Data: buf.s[:rows*kp]}
-	// S = X_c Θᵀ (rows × K′).
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1, xc, th, 0, s)
-	for r := 0; r < rows; r++ {
-		res := s.Data[r*kp : (r+1)*kp]
-		residual(res, p.y[lo+r], p.binary)
-		clipRow(res, p.xnorm[lo+r], p.clip)
+	for j := range out {
+		out[j] = 0
 	}
-	// G_c = Rᵀ X_c (K′ × F).
-	o := blas64.General{Rows: kp, Cols: f, Stride: f, Data: out}
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1, s, xc, 0, o)
+	if kp == 1 {
+		p.chunkGradBinary(lo, rows, theta[:f], out[:f])
+		return
+	}
+	res := buf.s[:kp]
+	for r := 0; r < rows; r++ {
+		i := lo + r
+		x := p.x[i*f : (i+1)*f : (i+1)*f]
+		for k := range res {
+			res[k] = dot(theta[k*f:(k+1)*f], x)
+		}
+		residual(res, p.y[i], false)
+		clipRow(res, p.xnorm[i], p.clip)
+		for k, rk := range res {
+			axpy(rk, x, out[k*f:(k+1)*f])
+		}
+	}
+}
+
+// chunkGradBinary is chunkGrad for K′ = 1: residual σ(θ·x) − y ∈ [−1, 1]
+// and its clip inlined (|r| is √(r²), clipRow's norm for one value).
+func (p *problem) chunkGradBinary(lo, rows int, theta, out []float64) {
+	f := p.f
+	clip := p.clip
+	for r := 0; r < rows; r++ {
+		i := lo + r
+		x := p.x[i*f : (i+1)*f : (i+1)*f]
+		s := [1]float64{dot(theta, x)}
+		residual(s[:], p.y[i], true)
+		res := s[0]
+		if g := math.Abs(res) * p.xnorm[i]; g > clip {
+			res *= clip / g
+		}
+		axpy(res, x, out)
+	}
+}
+
+// dot is θ·x with four partial sums (any order of the F products errs by
+// at most γ_F, the bound the objective method's errStep uses).
+func dot(theta, x []float64) float64 {
+	theta = theta[:len(x)]
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		s0 += theta[j] * x[j]
+		s1 += theta[j+1] * x[j+1]
+		s2 += theta[j+2] * x[j+2]
+		s3 += theta[j+3] * x[j+3]
+	}
+	for ; j < len(x); j++ {
+		s0 += theta[j] * x[j]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpy adds a·x to out (one addition per entry: the chain stays one term
+// per row).
+func axpy(a float64, x, out []float64) {
+	out = out[:len(x)]
+	j := 0
+	for ; j+4 <= len(x); j += 4 {
+		out[j] += a * x[j]
+		out[j+1] += a * x[j+1]
+		out[j+2] += a * x[j+2]
+		out[j+3] += a * x[j+3]
+	}
+	for ; j < len(x); j++ {
+		out[j] += a * x[j]
+	}
 }
 
 // residual overwrites the scores s of one row with r = ∇_s ℓ: σ(s) − y for

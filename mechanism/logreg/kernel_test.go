@@ -1,0 +1,168 @@
+package logreg
+
+import (
+	"math"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+)
+
+// chunkGradGemm is the block gradient before the fused row loop (two
+// matrix products per block), kept as the reference of TestFusedMatchesGemm.
+func (p *problem) chunkGradGemm(c int, theta, out []float64) {
+	lo := c * chunkRows
+	rows := min(chunkRows, p.n-lo)
+	f, kp := p.f, p.kp
+	buf := make([]float64, rows*kp)
+	xc := blas64.General{Rows: rows, Cols: f, Stride: f, Data: p.x[lo*f : (lo+rows)*f]}
+	th := blas64.General{Rows: kp, Cols: f, Stride: f, Data: theta}
+	s := blas64.General{Rows: rows, Cols: kp, Stride: kp, Data: buf}
+	blas64.Gemm(blas.NoTrans, blas.Trans, 1, xc, th, 0, s)
+	for r := 0; r < rows; r++ {
+		res := s.Data[r*kp : (r+1)*kp]
+		residual(res, p.y[lo+r], p.binary)
+		clipRow(res, p.xnorm[lo+r], p.clip)
+	}
+	o := blas64.General{Rows: kp, Cols: f, Stride: f, Data: out}
+	blas64.Gemm(blas.Trans, blas.NoTrans, 1, s, xc, 0, o)
+}
+
+// TestFusedMatchesGemm: the fused row loop computes the same block sums as
+// the two matrix products it replaced, to rounding (1e-12 of the sum of
+// the row terms' norms), binary and multinomial, clipped and unclipped, at
+// θ = 0, moderate and saturating θ; and the sum over blocks is the same
+// whatever the number of workers (bit for bit).
+func TestFusedMatchesGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 55))
+	for _, k := range []int{2, 3, 7} {
+		for _, clip := range []float64{0.1, math.Inf(1)} {
+			n, d := 2*chunkRows+517, 9
+			ds := synthMixture(rng, 3, n, k, d, 1)
+			tr, err := Plan(ds.config(n, 1, 1e-5))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := newProblem(ds.x, ds.y, tr.prep, tr.kp, tr.binary, 1, clip)
+			dim := p.kp * p.f
+			for _, scale := range []float64{0, 1, 300} {
+				theta := make([]float64, dim)
+				for j := range theta {
+					theta[j] = scale * rng.NormFloat64()
+				}
+				nChunks := (n + chunkRows - 1) / chunkRows
+				buf := chunkBuf{s: make([]float64, chunkRows*p.kp)}
+				for c := 0; c < nChunks; c++ {
+					got, want := make([]float64, dim), make([]float64, dim)
+					for j := range got {
+						got[j] = 99 // chunkGrad must overwrite its slot
+					}
+					p.chunkGrad(c, theta, got, &buf)
+					p.chunkGradGemm(c, theta, want)
+					rows := float64(min(chunkRows, n-c*chunkRows))
+					for j := range got {
+						if math.Abs(got[j]-want[j]) > 1e-12*rows*math.Sqrt2 {
+							t.Fatalf("K=%d clip=%v scale=%v block %d entry %d: fused %v, gemm %v", k, clip, scale, c, j, got[j], want[j])
+						}
+					}
+				}
+				slots := func() [][]float64 {
+					s := make([][]float64, nChunks)
+					for c := range s {
+						s[c] = make([]float64, dim)
+					}
+					return s
+				}
+				g1, g4 := make([]float64, dim), make([]float64, dim)
+				p.workers = 1
+				p.gradSum(theta, g1, slots())
+				p.workers = 4
+				p.gradSum(theta, g4, slots())
+				for j := range g1 {
+					if g1[j] != g4[j] {
+						t.Fatalf("K=%d: gradient entry %d differs with 1 and 4 workers: %v vs %v", k, j, g1[j], g4[j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// gradSumGemm is gradSum with the old block products (same workers, same
+// slot order): the reference of BenchmarkGradSum.
+func (p *problem) gradSumGemm(theta, g []float64, slots [][]float64) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(p.workers, len(slots)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= len(slots) {
+					return
+				}
+				p.chunkGradGemm(c, theta, slots[c])
+			}
+		}()
+	}
+	wg.Wait()
+	for j := range g {
+		g[j] = 0
+	}
+	for _, s := range slots {
+		for j, v := range s {
+			g[j] += v
+		}
+	}
+}
+
+// BenchmarkGradSum* time one gradient pass (the cost of one of the T
+// steps) with the fused row loop and with the old block products,
+// alternating within each iteration so that load from other jobs hits both
+// alike; the medians are reported as fused-ms and gemm-ms.
+func BenchmarkGradSumN1e6D20K2(b *testing.B)  { benchGradSum(b, 1000000, 2, 20) }
+func BenchmarkGradSumN1e5D10K20(b *testing.B) { benchGradSum(b, 100000, 20, 10) }
+
+func benchGradSum(b *testing.B, n, k, d int) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ds := synthMixture(rng, 3, n, k, d, 1)
+	tr, err := Plan(ds.config(n, 1, 1e-5))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := newProblem(ds.x, ds.y, tr.prep, tr.kp, tr.binary, tr.workers, tr.p.clip)
+	dim := p.kp * p.f
+	theta := make([]float64, dim)
+	for j := range theta {
+		theta[j] = rng.NormFloat64()
+	}
+	nChunks := (n + chunkRows - 1) / chunkRows
+	slots := make([][]float64, nChunks)
+	for c := range slots {
+		slots[c] = make([]float64, dim)
+	}
+	g := make([]float64, dim)
+	var fused, gemm []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		p.gradSum(theta, g, slots)
+		t1 := time.Now()
+		p.gradSumGemm(theta, g, slots)
+		fused, gemm = append(fused, t1.Sub(t0).Seconds()*1e3), append(gemm, time.Since(t1).Seconds()*1e3)
+	}
+	b.ReportMetric(median(fused), "fused-ms")
+	b.ReportMetric(median(gemm), "gemm-ms")
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
