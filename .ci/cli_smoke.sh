@@ -33,6 +33,14 @@ check "DP_EVALUATE -> $acc"
 lm=$(ana "SELECT DP_LMGC_TRAIN('iris', 2)") || fail "DP_LMGC_TRAIN"
 p=$(ana "SELECT DP_PREDICT('$lm', sepal_length_cm, sepal_width_cm, petal_length_cm, petal_width_cm) FROM new_flowers ORDER BY id" | wc -l)
 [ "$p" = 3 ] || fail "DP_PREDICT rows = $p"; check "DP_PREDICT on a public table"
+# The README tour's person-level query, copied from the README as it stands.
+uq=$(awk '/^SELECT WITH DIFFERENTIAL_PRIVACY/{f=1} f{print} f&&/;/{exit}' README.md)
+[ -n "$uq" ] || fail "README has no SELECT WITH DIFFERENTIAL_PRIVACY query"
+[ "$(ana "$uq" | wc -l)" = 4 ] || fail "README unit query: $(ana "$uq" 2>&1)"
+for t in customers orders; do
+  [ "$(ana "SELECT epsilon_spent FROM dp_budget WHERE table_name = 'demo.$t'")" = 1 ] || fail "unit spend not shown on demo.$t"
+done
+check "README's person-level query (BigQuery syntax) over demo.orders JOIN demo.customers, one shared budget"
 if ana "SELECT DP_MEAN('iris', 'petal_length_cm', 100)" 2>"$work/err"; then fail "overspend accepted"; fi
 grep -q "privacy budget exceeded" "$work/err" || fail "overspend error: $(cat "$work/err")"; check "overspend refused"
 kill -TERM $pid; wait $pid || true

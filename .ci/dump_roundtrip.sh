@@ -6,7 +6,8 @@
 # protected (an analyst's raw SELECT refused), bounds/domains, budgets and
 # ledger identical, the restored budget enforced; a second restore changes
 # no budget; a non-owner's dump of protected tables is refused loudly;
-# --all-databases works.
+# --all-databases works. The demo shop's privacy unit (customers ← orders)
+# travels with its shared account.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v mariadb-dump >/dev/null || { echo "mariadb-dump missing (apt-get install mariadb-client)"; exit 1; }
@@ -34,6 +35,8 @@ q $pa analyst analyst "SELECT DP_MEAN('iris', 'petal_length_cm', 0.5)" >/dev/nul
 q $pa analyst analyst "SELECT DP_TRAIN('wine', 1, 'auto', 'model=wine_ci')" >/dev/null
 q $pa analyst analyst "SELECT DP_HISTOGRAM('iris', 'species', 0.25)" >/dev/null
 q $pa root ci-root "CALL dp_bounds('new_flowers', 'sepal_length_cm', 0, 10)" >/dev/null
+# issue 27: a person-level release on the demo shop's unit (customers ← orders).
+q $pa analyst analyst "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=0.5) COUNT(*) FROM orders" >/dev/null
 protected=$(q $pa root ci-root "SELECT table_name FROM dp_budget ORDER BY 1" | sed 's/^demo\.//')
 [ "$(echo "$protected" | wc -l)" -ge 10 ] || fail "expected the demo's protected tables, got: $protected"
 
@@ -66,7 +69,8 @@ same() { [ "$(q $pa root ci-root "$1")" = "$(q $pb root ci-root "$1")" ] || fail
 same "SELECT * FROM dp_columns ORDER BY table_name, column_name" "dp_columns (bounds and domains)"
 check "bounds and domains identical ($(q $pb root ci-root "SELECT COUNT(*) FROM dp_columns") dp_columns rows)"
 same "SELECT table_name, accounting, epsilon_total, epsilon_spent, delta_total, delta_spent FROM dp_budget ORDER BY 1" "dp_budget"
-check "budgets identical (iris spent ε = $(q $pb root ci-root "SELECT epsilon_spent FROM dp_budget WHERE table_name = 'demo.iris'"))"
+[ "$(q $pb root ci-root "SELECT GROUP_CONCAT(epsilon_spent) FROM dp_budget WHERE table_name IN ('demo.customers', 'demo.orders')")" = "0.5,0.5" ] || fail "the unit demo.customer's account was not restored"
+check "budgets identical (iris spent ε = $(q $pb root ci-root "SELECT epsilon_spent FROM dp_budget WHERE table_name = 'demo.iris'"), the unit demo.customer 0.5 on both tables)"
 same "SELECT name, kind, epsilon, n, table_name, creator FROM dp_models ORDER BY 1" "dp_models"
 [ "$(q $pb analyst analyst "SELECT DP_MODEL_JSON('wine_ci')" | md5sum)" = "$(q $pa analyst analyst "SELECT DP_MODEL_JSON('wine_ci')" | md5sum)" ] || fail "model wine_ci differs"
 check "released models restored ($(q $pb root ci-root "SELECT COUNT(*) FROM dp_models") in dp_models, wine_ci identical)"

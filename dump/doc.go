@@ -1,6 +1,7 @@
 // Package dump makes mysqldump and its restore keep protection: for data
 // owners SHOW CREATE TABLE carries a table's catalog entry, budget account
-// and models in its COMMENT, and replaying such a CREATE TABLE installs them
+// and models in its COMMENT (for a table of a privacy unit, also the unit's
+// shared account), and replaying such a CREATE TABLE installs them
 // before the table exists (PreRule, PostRule); the dpsql views dump as
 // placeholders that restore as no-ops; Parser answers mysqldump's questions
 // about mysql.general_log and mysql.slow_log. See dump.go for the protocol.

@@ -63,6 +63,10 @@ type dumpedTable struct {
 	// Models released from the table: DP outputs, public, restored under
 	// their names when those are free.
 	Models []catalog.ModelRecord `json:"models,omitempty"`
+	// UnitBudget is the shared account (and ledger) of the table's privacy
+	// unit (catalog.AccountKey): every member's dump carries it, and the
+	// restores merge into one account (RestoreTable counts a release once).
+	UnitBudget *budget.TableDump `json:"unit_budget,omitempty"`
 }
 
 // splitComment separates a table comment into the user's comment and the
@@ -108,13 +112,22 @@ func (g *Rules) dumpState(key string) (dumpedTable, bool, error) {
 		if ok {
 			d.Budget = &bd
 		}
+		if acct := g.cat.AccountKey(key); acct != key {
+			ud, ok, err := g.env.Budget.ExportTable(acct, true)
+			if err != nil {
+				return d, false, fmt.Errorf("export budget of %s (unit of %s): %w", acct, key, err)
+			}
+			if ok {
+				d.UnitBudget = &ud
+			}
+		}
 	}
 	for _, m := range g.cat.Models() {
 		if m.Table == key {
 			d.Models = append(d.Models, m)
 		}
 	}
-	return d, d.Catalog != nil || d.Budget != nil, nil
+	return d, d.Catalog != nil || d.Budget != nil || d.UnitBudget != nil, nil
 }
 
 // commentedTable presents a table with another comment (SHOW CREATE TABLE).
@@ -300,15 +313,16 @@ func (g *Rules) restoreCreate(ctx *sql.Context, ct *plan.CreateTable) (sql.Node,
 		// nothing) and its catalog is left as it is.
 		return &out, transform.NewTree, nil
 	}
-	if err := g.restoreState(key, d); err != nil {
+	if err := g.restoreState(db, key, d); err != nil {
 		return nil, transform.SameTree, fmt.Errorf("CREATE TABLE %s: restore its dpsql catalog: %w", key, err)
 	}
 	return &out, transform.NewTree, nil
 }
 
-// restoreState installs a dumped catalog entry and merges a dumped budget.
-func (g *Rules) restoreState(key string, d dumpedTable) error {
-	if d.Budget != nil {
+// restoreState installs a dumped catalog entry of table key (in database
+// db) and merges a dumped budget and the dumped account of its unit.
+func (g *Rules) restoreState(db, key string, d dumpedTable) error {
+	if d.Budget != nil || d.UnitBudget != nil {
 		if g.env == nil || g.env.Budget == nil {
 			return errors.New("no accountant")
 		}
@@ -318,7 +332,16 @@ func (g *Rules) restoreState(key string, d dumpedTable) error {
 		// An account means the table was protected.
 		d.Catalog.Protected = true
 	}
+	if d.UnitBudget != nil && d.Catalog.Unit == nil {
+		return errors.New("the dump carries a privacy unit's budget but no unit membership")
+	}
 	if d.Catalog != nil {
+		if d.Catalog.Unit != nil {
+			// A unit lives in one database: the one restored into.
+			m := *d.Catalog.Unit
+			m.Unit, m.Parent = inDB(db, m.Unit), inDB(db, m.Parent)
+			d.Catalog.Unit = &m
+		}
 		// Protection first: from here on analysts cannot read the table.
 		if err := g.cat.Restore(key, *d.Catalog); err != nil {
 			return err
@@ -327,6 +350,18 @@ func (g *Rules) restoreState(key string, d dumpedTable) error {
 	if d.Budget != nil {
 		if err := g.env.Budget.RestoreTable(key, *d.Budget); err != nil {
 			return err
+		}
+	}
+	if d.UnitBudget != nil {
+		// Into the account the table charges now (a restore never moves a
+		// table out of a unit it already has: catalog.Restore): what was
+		// spent on its persons stays spent.
+		acct := g.cat.AccountKey(key)
+		if acct == key {
+			return fmt.Errorf("%s has no privacy unit after the restore", key)
+		}
+		if err := g.env.Budget.RestoreTable(acct, *d.UnitBudget); err != nil {
+			return fmt.Errorf("budget of %s: %w", acct, err)
 		}
 	}
 	for _, m := range d.Models {
@@ -339,6 +374,15 @@ func (g *Rules) restoreState(key string, d dumpedTable) error {
 		}
 	}
 	return nil
+}
+
+// inDB moves a "db.name" key into database db ("" stays "").
+func inDB(db, key string) string {
+	if key == "" {
+		return ""
+	}
+	_, name, _ := strings.Cut(key, ".")
+	return strings.ToLower(db) + "." + name
 }
 
 // noopNode answers OK without doing anything, with a note for the client.

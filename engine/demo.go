@@ -138,8 +138,10 @@ const (
 
 // LoadDemo loads the sample datasets into database demo on first use: each
 // dataset split 4:1 into <name> and <name>_test (every fifth row), both
-// protected, with the assumed bounds and label domains declared; a public
-// table new_flowers for DP_PREDICT; and an analyst account
+// protected, with the assumed bounds and label domains declared; a
+// synthetic shop customers ← orders protected as the privacy unit
+// demo.customer (loadDemoShop); a public table new_flowers for DP_PREDICT;
+// and an analyst account
 // analyst/analyst with SELECT, INSERT, CREATE and EXECUTE on demo.
 func (e *Engine) LoadDemo(dir string) error {
 	ctx := e.NewContext("root")
@@ -195,6 +197,9 @@ func (e *Engine) LoadDemo(dir string) error {
 			e.Log.WithFields(map[string]any{"table": key, "rows": n}).Info("demo table loaded and protected")
 		}
 	}
+	if err := e.loadDemoShop(ctx); err != nil {
+		return err
+	}
 	for _, q := range []string{
 		"CREATE TABLE demo.new_flowers (id INT PRIMARY KEY, sepal_length_cm DOUBLE, sepal_width_cm DOUBLE, petal_length_cm DOUBLE, petal_width_cm DOUBLE)",
 		"INSERT INTO demo.new_flowers VALUES (1, 5.0, 3.4, 1.5, 0.2), (2, 6.0, 2.8, 4.5, 1.4), (3, 6.8, 3.1, 5.8, 2.2)",
@@ -205,6 +210,60 @@ func (e *Engine) LoadDemo(dir string) error {
 			return fmt.Errorf("demo setup %q: %w", q, err)
 		}
 	}
+	return nil
+}
+
+// Demo shop: customers ← orders (issue 27), a privacy unit demo.customer
+// over both tables. The rows are synthetic and deterministic (no RNG): a
+// formula gives every customer 1–5 orders and every 101st one 40.
+const (
+	demoCustomers  = 2000
+	demoHeavyEvery = 101 // customers 7, 108, 209, … (all regions) have demoHeavy orders
+	demoHeavy      = 40
+)
+
+// loadDemoShop creates demo.customers (id, region) and demo.orders (id,
+// customer_id → customers.id, amount in [5, 495]), declares region's domain,
+// amount's bounds [0, 500] and the unit demo.customer on customers.id
+// (orders inherits it through its foreign key), and protects the unit with
+// the demo budget.
+func (e *Engine) loadDemoShop(ctx *sql.Context) error {
+	regions := []string{"north", "south", "east", "west"}
+	var cs, os []string
+	o := 0
+	for c := 0; c < demoCustomers; c++ {
+		cs = append(cs, fmt.Sprintf("(%d,'%s')", c, regions[c%len(regions)]))
+		n := 1 + (c*7919)%5
+		if c%demoHeavyEvery == 7 {
+			n = demoHeavy
+		}
+		for i := 0; i < n; i++ {
+			os = append(os, fmt.Sprintf("(%d,%d,%d)", o, c, 5+(o*7919)%491))
+			o++
+		}
+	}
+	stmts := []string{
+		"CREATE TABLE demo.customers (id INT PRIMARY KEY, region VARCHAR(8) NOT NULL)",
+		"CREATE TABLE demo.orders (id INT PRIMARY KEY, customer_id INT NOT NULL, amount DOUBLE NOT NULL, FOREIGN KEY (customer_id) REFERENCES demo.customers(id))",
+		"INSERT INTO demo.customers VALUES " + strings.Join(cs, ","),
+	}
+	for len(os) > 0 {
+		k := min(len(os), 2000)
+		stmts = append(stmts, "INSERT INTO demo.orders VALUES "+strings.Join(os[:k], ","))
+		os = os[k:]
+	}
+	stmts = append(stmts,
+		"CALL dp_domain('demo.customers', 'region', 'north,south,east,west')",
+		"CALL dp_bounds('demo.orders', 'amount', 0, 500)",
+		"CALL dp_privacy_unit('demo.customers', 'id', 'customer')",
+		fmt.Sprintf("CALL dp_protect('demo.customers', %v, %v)", DemoEpsilon, DemoDelta),
+	)
+	for _, q := range stmts {
+		if _, err := e.Exec(ctx, q); err != nil {
+			return fmt.Errorf("demo shop %q: %w", short(q), err)
+		}
+	}
+	e.Log.WithFields(map[string]any{"tables": "demo.customers, demo.orders", "customers": demoCustomers, "orders": o}).Info("demo shop loaded, unit demo.customer protected")
 	return nil
 }
 

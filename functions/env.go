@@ -113,6 +113,22 @@ func (e *Env) protectedTable(ctx *sql.Context, name string) (tableRef, error) {
 	return ref, nil
 }
 
+// rowLevelTable resolves the protected table of a row-level release and
+// refuses a table of a privacy unit at once: planning, dry runs and memory
+// estimates use the table's row count, which is not public at person level
+// (docs/privacy/units.md §2), and row-level proofs protect one row, not a
+// person. releaseAccount checks again under unitMu before charging.
+func (e *Env) rowLevelTable(ctx *sql.Context, name, function string) (tableRef, error) {
+	ref, err := e.protectedTable(ctx, name)
+	if err != nil {
+		return ref, err
+	}
+	if m, ok := e.Catalog.UnitOf(ref.key); ok {
+		return ref, errRowLevelOnUnit(ref.key, m, function)
+	}
+	return ref, nil
+}
+
 // column returns the schema's spelling of a column name.
 func (r tableRef) column(name string) (string, error) {
 	for _, c := range r.schema {

@@ -151,6 +151,11 @@ func (e *Env) estimateTrain(ctx *sql.Context, args []any, kind string) (memEstim
 	if err != nil {
 		return memEstimate{}, false
 	}
+	if _, unit := e.Catalog.UnitOf(ref.key); unit {
+		// The estimate would use (and its refusal show) the row count, not
+		// public for a unit table; the function refuses the table anyway.
+		return memEstimate{}, false
+	}
 	s := shape{workers: runtime.GOMAXPROCS(0), k: 2}
 	optArg := 3
 	if kind == "lmgc" {

@@ -203,6 +203,9 @@ func (e *Env) planEvaluate(ctx *sql.Context, args []any) (*releasePlan, error) {
 		return nil, err
 	}
 	public := !e.Catalog.IsProtected(ref.key)
+	if m, ok := e.Catalog.UnitOf(ref.key); ok && !public {
+		return nil, errRowLevelOnUnit(ref.key, m, "DP_EVALUATE")
+	}
 	enc, err := m.Encoder()
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", name, err)

@@ -528,7 +528,7 @@ func (e *Env) parseTrainArgs(ctx *sql.Context, args []any, withKernel bool) (tra
 	if a.opts, err = optionsArg(args, next); err != nil {
 		return a, err
 	}
-	a.ref, err = e.protectedTable(ctx, name)
+	a.ref, err = e.rowLevelTable(ctx, name, "a training")
 	return a, err
 }
 

@@ -5,7 +5,9 @@
 //     SQL path would produce passes through store.Hooks.CheckRead, which
 //     refuses analysts; writes by analysts are refused and writes by owners
 //     are validated against the declared bounds and label domains; a new
-//     table whose name has a budget account is created protected;
+//     table whose name has a budget account is created protected; the row
+//     count of a protected table of a privacy unit is hidden from analysts
+//     (store.Hooks.HideRowCount: TABLE_ROWS, SHOW TABLE STATUS);
 //   - an analyzer rule (Guard.Rule) that refuses plans touching protected
 //     tables for analysts (clear errors even for EXPLAIN), refuses ANALYZE of
 //     protected tables, SHOW PROCESSLIST for analysts, and any DP release

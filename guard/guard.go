@@ -104,6 +104,9 @@ func (g *Guard) Hooks() store.Hooks {
 			}
 			return nil
 		},
+		HideRowCount: func(ctx *sql.Context, db, table string) bool {
+			return g.HideRowCount(ctx, catalog.Key(db, table))
+		},
 		CheckWrite: func(ctx *sql.Context, db, table string, op store.WriteOp, row sql.Row) error {
 			if op == store.OpCreate || op == store.OpRename {
 				for _, v := range functions.ViewNames {
@@ -148,6 +151,22 @@ func (g *Guard) Hooks() store.Hooks {
 			return g.ValidateRow(db, table, t, row)
 		},
 	}
+}
+
+// HideRowCount reports whether the row count of table key is hidden from
+// the caller: for analysts on a protected table of a privacy unit. Under
+// add/remove-one-person neighbours the number of rows is not public (one
+// person may have any number of rows in every table of the unit:
+// docs/privacy/units.md §2); on row-level protected tables it stays public
+// (replace-one neighbours keep n fixed: threat-model.md).
+func (g *Guard) HideRowCount(ctx *sql.Context, key string) bool {
+	if !g.cat.IsProtected(key) {
+		return false
+	}
+	if _, unit := g.cat.UnitOf(key); !unit {
+		return false
+	}
+	return !g.Owner(ctx)
 }
 
 // ValidateRow checks an owner's write against declared bounds and domains.

@@ -36,6 +36,23 @@ func (p protectedStats) GetStats(ctx *sql.Context, qual sql.StatQualifier, cols 
 	return p.StatsProvider.GetStats(ctx, qual, cols)
 }
 
+// RowCount and DataLength are 0 for protected tables like their statistics:
+// a count kept from an ANALYZE made before protection would otherwise reach
+// the planner (and a unit table's row count is not public).
+func (p protectedStats) RowCount(ctx *sql.Context, db string, table sql.Table) (uint64, error) {
+	if p.protected(db, table) {
+		return 0, nil
+	}
+	return p.StatsProvider.RowCount(ctx, db, table)
+}
+
+func (p protectedStats) DataLength(ctx *sql.Context, db string, table sql.Table) (uint64, error) {
+	if p.protected(db, table) {
+		return 0, nil
+	}
+	return p.StatsProvider.DataLength(ctx, db, table)
+}
+
 func (p protectedStats) AnalyzeTable(ctx *sql.Context, table sql.Table, db string) error {
 	if p.protected(db, table) {
 		return fmt.Errorf("ANALYZE TABLE is refused on protected table %s: its statistics would describe the rows", catalog.Key(db, table.Name()))

@@ -31,8 +31,9 @@
 //
 // The store exposes nothing data-dependent to the engine's statistics:
 // DataLength is 0 (so information_schema's DATA_LENGTH and AVG_ROW_LENGTH
-// are 0), RowCount is the exact row count, which dpsql treats as public,
-// and index cardinalities are reported as 0.
+// are 0), RowCount is the exact row count unless the HideRowCount hook
+// hides it from the caller (then 0, not exact), and index cardinalities are
+// reported as 0.
 //
 // Hooks let the engine veto SQL reads and writes per table, on every path
 // (scans, index lookups, the existing row behind a duplicate key); the

@@ -103,6 +103,11 @@ type Hooks struct {
 	// TRUNCATE of a table with an AUTO_INCREMENT column resets the counter
 	// (OpAlter), and DELETE without WHERE is a truncation (OpTruncate).
 	CheckWrite func(ctx *sql.Context, db, table string, op WriteOp, row sql.Row) error
+	// HideRowCount reports whether the caller of ctx may not learn the
+	// number of rows of db.table through SQL statistics (TABLE_ROWS, SHOW
+	// TABLE STATUS, the planner's exact count); RowCount then reports 0,
+	// not exact. Nil: row counts are shown.
+	HideRowCount func(ctx *sql.Context, db, table string) bool
 }
 
 // Store is a durable go-mysql-server storage backend on bbolt. All its data
@@ -320,6 +325,12 @@ func (s *Store) ddlUpdate(ts *tableState, fn func(btx *bolt.Tx) error) error {
 
 // SetHooks installs the engine's read and write checks.
 func (s *Store) SetHooks(h Hooks) { s.hooks.Store(&h) }
+
+// hideRowCount asks the HideRowCount hook.
+func (s *Store) hideRowCount(ctx *sql.Context, ts *tableState) bool {
+	h := s.hooks.Load()
+	return h.HideRowCount != nil && h.HideRowCount(ctx, ts.db.key, ts.key())
+}
 
 func (s *Store) checkRead(ctx *sql.Context, ts *tableState) error {
 	if h := s.hooks.Load(); h.CheckRead != nil {

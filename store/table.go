@@ -66,8 +66,12 @@ func (t *Table) Collation() sql.CollationID { return t.meta.collation }
 func (t *Table) DataLength(*sql.Context) (uint64, error) { return 0, nil }
 
 // RowCount is the exact row count (as the statement's transaction sees it),
-// which dpsql treats as public.
+// or 0 and not exact when the HideRowCount hook hides it from the caller
+// (the count is not public for tables of a privacy unit).
 func (t *Table) RowCount(ctx *sql.Context) (uint64, bool, error) {
+	if t.s.hideRowCount(ctx, t.ts) {
+		return 0, false, nil
+	}
 	t.refresh(ctx)
 	v, release, err := t.view(ctx, true)
 	if err != nil {
