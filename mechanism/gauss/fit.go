@@ -197,6 +197,10 @@ func (t *Trainer) model(v []float64) *mechanism.Model {
 	}
 	switch t.cfg.Kind {
 	case KindLDA:
+		if t.cfg.Quadratic {
+			m.Kind, m.Phi = mechanism.KindLMGC, t.ldaPhi(v, e)
+			break
+		}
 		m.Weights = t.lda(v, e)
 	case KindQDA:
 		m.Phi = t.qda(v, e)
@@ -242,9 +246,9 @@ func (t *Trainer) withShrink(p map[string]float64) map[string]float64 {
 // covariance (n is public).
 func (t *Trainer) within() float64 { return math.Max(float64(t.cfg.N-t.lay.k), 1) }
 
-// lda returns the K weight vectors of the linear scorer on
-// φ(x) = (u, 1)/√D: score_k = ⟨u, Pμ_k⟩ − ½μ_kᵀPμ_k + log π_k, scaled by √D.
-func (t *Trainer) lda(v []float64, e estimates) [][]float64 {
+// ldaPrecision returns the denoised pooled precision P (d×d, row-major,
+// positive definite: the denoiser floors every eigenvalue).
+func (t *Trainer) ldaPrecision(v []float64, e estimates) []float64 {
 	l := t.lay
 	d := l.d
 	all := make([]int, l.k)
@@ -257,8 +261,16 @@ func (t *Trainer) lda(v []float64, e estimates) [][]float64 {
 		sc[i] /= dof
 	}
 	p, _ := t.shrunk(denoise(sc, d, t.cal.sdOff/dof, t.cfg.EdgeFactor), t.cal.sdOff/dof).precision(d)
+	return p
+}
+
+// lda returns the K weight vectors of the linear scorer on
+// φ(x) = (u, 1)/√D: score_k = ⟨u, Pμ_k⟩ − ½μ_kᵀPμ_k + log π_k, scaled by √D.
+func (t *Trainer) lda(v []float64, e estimates) [][]float64 {
+	d := t.lay.d
+	p := t.ldaPrecision(v, e)
 	rootD := math.Sqrt(float64(d + 1))
-	ws := make([][]float64, l.k)
+	ws := make([][]float64, t.lay.k)
 	for k := range ws {
 		w := make([]float64, d+1)
 		var q float64
@@ -277,6 +289,21 @@ func (t *Trainer) lda(v []float64, e estimates) [][]float64 {
 		ws[k] = w
 	}
 	return ws
+}
+
+// ldaPhi returns the LDA discriminant in the quadratic-scorer form of
+// DP_LMGC_TRAIN (Pathak & Raj's ellipsoid per class, sharing P):
+// Φ_k = homogeneous(P, μ_k, −2 log π_k), so x̃ᵀΦ_kx̃ = (u − μ_k)ᵀP(u − μ_k)
+// − 2 log π_k. uᵀPu is common to all classes, so argmin_k is argmax_k of
+// lda's score: the same decisions. Each Φ_k is PSD (P ≻ 0 and the Schur
+// complement −2 log π_k ≥ 0 since π_k ≤ 1).
+func (t *Trainer) ldaPhi(v []float64, e estimates) [][]float64 {
+	p := t.ldaPrecision(v, e)
+	phi := make([][]float64, t.lay.k)
+	for k := range phi {
+		phi[k] = homogeneous(p, e.mu[k], -2*math.Log(e.prior[k]))
+	}
+	return phi
 }
 
 // homogeneous returns Φ = D·[[P, −Pμ], [−μᵀP, μᵀPμ + c]] (D = d + 1,

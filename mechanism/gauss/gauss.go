@@ -58,6 +58,11 @@ type Config struct {
 	// EdgeFactor > 0 scales the noise-spectrum edge used to denoise the
 	// covariances (post-processing only); 0 selects DefaultEdgeFactor.
 	EdgeFactor float64
+	// Quadratic (lda only) writes the released discriminant as one PSD
+	// matrix Φ_k per class, a model of kind lmgc with the same decisions
+	// (DP_LMGC_TRAIN's method=stats, docs/mechanisms/lmgc.md §11).
+	// Post-processing only: the release is unchanged.
+	Quadratic bool
 }
 
 // Trainer is a validated plan: everything about the release that can be
