@@ -50,6 +50,13 @@ func (e *Env) planLMGCTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	// method=: stats (the default, lmgc.DefaultMethod from public
+	// quantities) or margin (the paper's objective perturbation); lmgc.md §11.
+	if v, ok := o.take("method"); ok {
+		cfg.Method = v
+	} else {
+		cfg.Method = lmgc.DefaultMethod(int(s.n), len(s.features), len(s.classes), eps, cfg.Delta)
+	}
 	if s.model, err = e.modelName(o, "lmgc", ref); err != nil {
 		return nil, err
 	}
@@ -74,14 +81,19 @@ func (e *Env) planLMGCTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 		mech = "Pathak & Raj large-margin Gaussian classifier: Gaussian objective perturbation (δ > 0) released through a Gaussian output step"
 	}
 	p := &trainPlan{fn: "DP_LMGC_TRAIN", kind: mechanism.KindLMGC, spec: s, reqEps: eps, reqDelta: cfg.Delta, events: tr.Events(),
-		params: paramString("lambda", cfg.Lambda, "h", cfg.H, "delta", cfg.Delta, "label", s.label, "features", s.features),
+		params: paramString("method", cfg.Method, "lambda", cfg.Lambda, "h", cfg.H, "delta", cfg.Delta, "label", s.label, "features", s.features),
 		scales: map[string]float64{"sensitivity": c.Sensitivity, "strong_convexity": c.StrongConvexity,
 			"perturbation_epsilon": c.PerturbationEpsilon, "perturbation_scale": c.PerturbationScale,
 			"output_epsilon": c.OutputEpsilon, "release_radius": c.ReleaseRadius, "output_laplace_scale": c.OutputLaplaceScale,
 			"iterations": float64(c.Iterations), "parameters": float64(c.Dim),
 			"perturbation_delta": c.PerturbationDelta, "output_delta": c.OutputDelta, "output_noise_scale": tr.OutputNoiseScale()},
-		hyper:     map[string]any{"lambda": lambda, "h": h, "delta": cfg.Delta},
+		hyper:     map[string]any{"method": cfg.Method, "lambda": lambda, "h": h, "delta": cfg.Delta},
 		mechanism: mech}
+	if tr.Method() == lmgc.MethodStats {
+		p.scales = tr.StatsScales()
+		p.hyper = map[string]any{"method": cfg.Method, "delta": cfg.Delta}
+		p.mechanism = "Pathak & Raj Gaussian classifier (one PSD matrix per class) fitted from noisy shared-covariance sufficient statistics (Laplace for δ = 0, discrete Gaussian for δ > 0), post-processed into Φ_c"
+	}
 	p.train = func() (*mechanism.Model, error) {
 		X, y, err := e.classificationData(&p.spec)
 		if err != nil {

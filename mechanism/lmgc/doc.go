@@ -39,7 +39,14 @@
 // ChargedEpsilon (what the derivation supports, equal to the requested ε up
 // to rounding) and RequestedEpsilon are both exposed for the ledger.
 //
-// Imports: budget, mechanism, mechanism/amp, noise. Like every mechanism package it may not
+// Config.Method = MethodStats (the SQL default, DefaultMethod) fits the same
+// model class — one PSD Φ_c per class — from one noisy release of the
+// shared-covariance Gaussian sufficient statistics of package gauss (the
+// LDA rule written as Φ_c; docs/mechanisms/lmgc.md §11), whose noise at the
+// same (ε, δ) is several times smaller; MethodMargin (also the empty value)
+// is the paper's release above.
+//
+// Imports: budget, mechanism, mechanism/amp, mechanism/gauss, noise. Like every mechanism package it may not
 // import catalog, store, functions, go-mysql-server or anything else that
 // knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package lmgc

@@ -9,6 +9,7 @@ import (
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/amp"
+	"github.com/dpsql/dpsql/mechanism/gauss"
 	"github.com/dpsql/dpsql/noise"
 )
 
@@ -35,7 +36,33 @@ type Config struct {
 	Lo, Hi   []float64 // public bounds per feature
 	Label    string    // label column
 	Classes  []string  // public label domain, ≥ 2 distinct classes
+	// Method is MethodMargin (the paper's objective perturbation, also
+	// when empty) or MethodStats (the same model class fitted from noisy
+	// Gaussian sufficient statistics, §11). The SQL default is
+	// DefaultMethod's.
+	Method string
 }
+
+// Methods of DP_LMGC_TRAIN (docs/mechanisms/lmgc.md §11).
+const (
+	// MethodMargin is Pathak & Raj's large-margin objective, released by
+	// (corrected) objective perturbation.
+	MethodMargin = "margin"
+	// MethodStats fits the paper's Gaussian classifier — one PSD Φ_c per
+	// class, argmin_c x̃ᵀΦ_cx̃ — from the noisy sufficient statistics of
+	// package gauss (shared covariance): Φ_c = D·[[P, −Pμ_c], [−μ_cᵀP,
+	// μ_cᵀPμ_c − 2 log π_c]].
+	MethodStats = "stats"
+)
+
+// DefaultMethod is the method used when the analyst names none. It depends
+// on public quantities only — and on none of them: §11 shows that at every
+// (n, d, K, ε, δ) the margin release spends its budget on m = K·D(D+1)/2
+// perturbed coordinates whose signal is one averaged gradient, while the
+// statistics release spends it on K(d+1) + d(d+1)/2 sums of sensitivity
+// O(1), so the margin release is never the better default; it stays
+// available as method=margin.
+func DefaultMethod(n, d, k int, eps, delta float64) string { return MethodStats }
 
 // Trainer is a validated release: every field is derived from public
 // quantities only. A Trainer trains at most once.
@@ -47,6 +74,7 @@ type Trainer struct {
 	cal     Calibration
 	step    amp.Step // the grid-safe output step (Laplace, pure ε)
 	used    atomic.Bool
+	stats   *gauss.Trainer // MethodStats: the statistics release (cal and step unused)
 }
 
 // Plan validates cfg and derives the calibration; it does not look at data,
@@ -57,6 +85,15 @@ func Plan(cfg Config) (*Trainer, error) {
 	}
 	if math.IsNaN(cfg.Delta) || cfg.Delta < 0 || cfg.Delta >= 1 {
 		return nil, fmt.Errorf("lmgc: delta must be in [0, 1), got %v", cfg.Delta)
+	}
+	switch cfg.Method {
+	case "":
+		cfg.Method = MethodMargin
+	case MethodMargin:
+	case MethodStats:
+		return planStats(cfg)
+	default:
+		return nil, fmt.Errorf("lmgc: unknown method %q (want %s or %s)", cfg.Method, MethodStats, MethodMargin)
 	}
 	if cfg.Lambda == 0 {
 		cfg.Lambda = DefaultLambda
@@ -157,16 +194,27 @@ func (p *Trainer) RequestedEpsilon() float64 { return p.cfg.Epsilon }
 // release: ε_b + 𝒥(nΔ) + 2η + ε_out (equal to the requested ε up to
 // rounding).
 func (p *Trainer) ChargedEpsilon() float64 {
+	if p.stats != nil {
+		return p.cfg.Epsilon
+	}
 	return p.cal.PerturbationEpsilon + p.cal.JacobianEpsilon + 2*p.cal.CouplingSlack + p.cal.OutputEpsilon
 }
 
 // OutputNoiseScale returns the output step's public scale: the Gaussian σ
 // (δ > 0) or the Laplace scale per coordinate (pure ε).
-func (p *Trainer) OutputNoiseScale() float64 { return p.step.Scale }
+func (p *Trainer) OutputNoiseScale() float64 {
+	if p.stats != nil {
+		return p.stats.Scale()
+	}
+	return p.step.Scale
+}
 
 // ChargedDelta returns the δ of the release: δ_b + δ_out (the requested δ
 // up to rounding), 0 for the pure-ε release.
 func (p *Trainer) ChargedDelta() float64 {
+	if p.stats != nil {
+		return p.cfg.Delta
+	}
 	return p.cal.PerturbationDelta + p.cal.OutputDelta
 }
 
@@ -175,6 +223,9 @@ func (p *Trainer) ChargedDelta() float64 {
 // Gaussian perturbation, 0 for the pure one) and the grid-safe output step
 // (Laplace ε_out, or Gaussian (ε_out, δ_out) when δ > 0).
 func (p *Trainer) Events() []budget.Event {
+	if p.stats != nil {
+		return p.stats.Events()
+	}
 	return []budget.Event{
 		{Kind: budget.Generic, Epsilon: p.cal.PerturbationEpsilon + p.cal.JacobianEpsilon + 2*p.cal.CouplingSlack, Delta: p.cal.PerturbationDelta},
 		p.step.Event(),
@@ -188,6 +239,9 @@ func (p *Trainer) Events() []budget.Event {
 func (p *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 	if !p.used.CompareAndSwap(false, true) {
 		return nil, errors.New("lmgc: this plan has already been used for a release")
+	}
+	if p.stats != nil {
+		return p.trainStats(X, y)
 	}
 	m, _, err := p.train(X, y, trainOptions{})
 	return m, err
