@@ -191,22 +191,29 @@ func TestAuditLaplaceHalvedScaleCaught(t *testing.T) {
 // ⟨W₁ − W₀, φ(x′)⟩ on 𝒟′'s row: a label-inference statistic on the model
 // itself.
 func marginSampler(t testing.TB, cfg Config, broken float64) audit.Sampler {
-	plan := mustPlan(t, cfg)
-	return func(side int) float64 {
-		// A fresh Trainer per release (a plan trains once), sharing the
-		// planned calibration.
-		p := &Trainer{cfg: plan.cfg, scaler: plan.scaler, lay: plan.lay, cal: plan.cal}
-		p.cal.scale /= broken
-		m, err := p.Train(auditX[side], auditY[side])
-		if err != nil {
-			t.Fatal(err)
-		}
+	return modelSampler(t, cfg, broken, func(m *mechanism.Model) float64 {
 		phi := m.Scaler.Transform(nil, auditX[1][0])
 		var s float64
 		for i := range phi {
 			s += (m.Weights[1][i] - m.Weights[0][i]) * phi[i]
 		}
 		return s
+	})
+}
+
+// modelSampler trains a fresh Trainer per release (a plan trains once,
+// sharing the planned calibration, the noise scale divided by broken) on
+// a neighbour and returns stat of the released model.
+func modelSampler(t testing.TB, cfg Config, broken float64, stat func(*mechanism.Model) float64) audit.Sampler {
+	plan := mustPlan(t, cfg)
+	return func(side int) float64 {
+		p := &Trainer{cfg: plan.cfg, scaler: plan.scaler, lay: plan.lay, cal: plan.cal}
+		p.cal.scale /= broken
+		m, err := p.Train(auditX[side], auditY[side])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return stat(m)
 	}
 }
 

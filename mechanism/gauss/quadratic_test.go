@@ -83,14 +83,7 @@ func TestQuadraticSameDecisions(t *testing.T) {
 // x̃ᵀ(Φ₀ − Φ₁)x̃ on 𝒟′'s row (positive when the row looks like class 1).
 func quadMarginSampler(t testing.TB, cfg Config, broken float64) audit.Sampler {
 	cfg.Quadratic = true
-	plan := mustPlan(t, cfg)
-	return func(side int) float64 {
-		p := &Trainer{cfg: plan.cfg, scaler: plan.scaler, lay: plan.lay, cal: plan.cal}
-		p.cal.scale /= broken
-		m, err := p.Train(auditX[side], auditY[side])
-		if err != nil {
-			t.Fatal(err)
-		}
+	return modelSampler(t, cfg, broken, func(m *mechanism.Model) float64 {
 		z := m.Scaler.Transform(nil, auditX[1][0])
 		D := len(z)
 		var s float64
@@ -100,7 +93,7 @@ func quadMarginSampler(t testing.TB, cfg Config, broken float64) audit.Sampler {
 			}
 		}
 		return s
-	}
+	})
 }
 
 // TestAuditTrainPathQuadratic audits the quadratic-form release end to end
