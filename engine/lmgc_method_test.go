@@ -16,7 +16,7 @@ func TestLMGCMethodOverTheWire(t *testing.T) {
 	root := ts.connect("root", rootPW, "demo")
 	for _, c := range []struct{ q, model, method string }{
 		{"SELECT DP_LMGC_TRAIN('iris', 1, 'model=lm_default')", "lm_default", "stats"},
-		{"SELECT DP_TRAIN('iris', 1, 'lmgc', 'model=lm_t_default')", "lm_t_default", "stats"},
+		{"SELECT DP_TRAIN('iris', 1, 'lmgc', 'prior=off; model=lm_t_default')", "lm_t_default", "stats"},
 		{"SELECT DP_LMGC_TRAIN('iris', 1, 'method=margin; model=lm_margin')", "lm_margin", "margin"},
 	} {
 		var name string
