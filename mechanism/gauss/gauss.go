@@ -181,6 +181,14 @@ func (t *Trainer) Config() Config {
 	return c
 }
 
+// Clone returns an unused plan with the same public configuration and
+// calibration (re-planning gives the same values; the calibration's search
+// is the slow part of Plan), for callers that release many times, such as
+// audits.
+func (t *Trainer) Clone() *Trainer {
+	return &Trainer{cfg: t.Config(), scaler: t.scaler, lay: t.lay, cal: t.cal}
+}
+
 // Sensitivity returns the joint sensitivity of the weighted statistic
 // vector: ℓ₂ for δ > 0, ℓ₁ for δ = 0.
 func (t *Trainer) Sensitivity() float64 { return t.cal.sens }
