@@ -188,6 +188,24 @@ func (m *Model) Predict(x []float64) (Prediction, error) {
 	return Prediction{}, fmt.Errorf("unknown model kind %q", m.Kind)
 }
 
+// QuadraticForm returns x̃ᵀΦ_c x̃ (x̃ = Scaler(x)) for class index c of a
+// quadratic-scorer model (kinds lmgc, qda, gnb; Predict takes the argmin
+// over c). It is for audits and diagnostics; shapes are the caller's.
+func (m *Model) QuadraticForm(c int, x []float64) float64 {
+	z := m.Scaler.Transform(nil, x)
+	D := len(z)
+	phi := m.Phi[c]
+	var q float64
+	for i := 0; i < D; i++ {
+		var r float64
+		for j := 0; j < D; j++ {
+			r += phi[i*D+j] * z[j]
+		}
+		q += z[i] * r
+	}
+	return q
+}
+
 func dot(a, b []float64) float64 {
 	var s float64
 	for i := range a {

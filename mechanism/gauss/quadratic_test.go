@@ -84,15 +84,7 @@ func TestQuadraticSameDecisions(t *testing.T) {
 func quadMarginSampler(t testing.TB, cfg Config, broken float64) audit.Sampler {
 	cfg.Quadratic = true
 	return modelSampler(t, cfg, broken, func(m *mechanism.Model) float64 {
-		z := m.Scaler.Transform(nil, auditX[1][0])
-		D := len(z)
-		var s float64
-		for i := 0; i < D; i++ {
-			for j := 0; j < D; j++ {
-				s += (m.Phi[0][i*D+j] - m.Phi[1][i*D+j]) * z[i] * z[j]
-			}
-		}
-		return s
+		return m.QuadraticForm(0, auditX[1][0]) - m.QuadraticForm(1, auditX[1][0])
 	})
 }
 

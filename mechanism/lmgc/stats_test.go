@@ -152,15 +152,7 @@ func TestAuditStatsReleasePath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		z := m.Scaler.Transform(nil, xs[1][0])
-		D := len(z)
-		var s float64
-		for i := 0; i < D; i++ {
-			for j := 0; j < D; j++ {
-				s += (m.Phi[0][i*D+j] - m.Phi[1][i*D+j]) * z[i] * z[j]
-			}
-		}
-		return s
+		return m.QuadraticForm(0, xs[1][0]) - m.QuadraticForm(1, xs[1][0])
 	}
 	audit.RequirePass(t, sampler, eps, audit.Config{N: 20000, Delta: delta})
 }
