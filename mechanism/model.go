@@ -171,15 +171,7 @@ func (m *Model) Predict(x []float64) (Prediction, error) {
 			if len(phi) != D*D {
 				return Prediction{}, fmt.Errorf("%s matrix %d has %d entries, want %d", m.Kind, c, len(phi), D*D)
 			}
-			var q float64
-			for i := 0; i < D; i++ {
-				var r float64
-				for j := 0; j < D; j++ {
-					r += phi[i*D+j] * z[j]
-				}
-				q += z[i] * r
-			}
-			if q < best {
+			if q := quadForm(phi, z); q < best {
 				best, arg = q, c
 			}
 		}
@@ -192,9 +184,12 @@ func (m *Model) Predict(x []float64) (Prediction, error) {
 // quadratic-scorer model (kinds lmgc, qda, gnb; Predict takes the argmin
 // over c). It is for audits and diagnostics; shapes are the caller's.
 func (m *Model) QuadraticForm(c int, x []float64) float64 {
-	z := m.Scaler.Transform(nil, x)
+	return quadForm(m.Phi[c], m.Scaler.Transform(nil, x))
+}
+
+// quadForm returns zᵀΦz for Φ row-major len(z)×len(z).
+func quadForm(phi, z []float64) float64 {
 	D := len(z)
-	phi := m.Phi[c]
 	var q float64
 	for i := 0; i < D; i++ {
 		var r float64
