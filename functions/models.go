@@ -49,10 +49,9 @@ func resolveModel(ctx *sql.Context, name string) (modelRef, error) {
 			return modelRef{}, fmt.Errorf("no database selected: write the model as '<db>.<model>' (or USE a database)")
 		}
 	}
+	// No pattern check here: DP_PREDICT resolves once per row, and a
+	// name no model can have is simply not found.
 	db, bare = strings.Trim(db, "`"), strings.Trim(bare, "`")
-	if !identRE.MatchString(db) || !identRE.MatchString(bare) {
-		return modelRef{}, fmt.Errorf("invalid model name %q", name)
-	}
 	return modelRef{db: strings.ToLower(db), name: bare}, nil
 }
 
