@@ -42,16 +42,12 @@ func (r modelRef) String() string { return r.db + "." + r.name }
 // resolveModel resolves a model argument. A bare name needs a current
 // database, as a bare table name does (docs/sql.md, "Model names").
 func resolveModel(ctx *sql.Context, name string) (modelRef, error) {
-	db, bare, qualified := strings.Cut(name, ".")
-	if !qualified {
-		db, bare = ctx.GetCurrentDatabase(), name
-		if db == "" {
-			return modelRef{}, fmt.Errorf("no database selected: write the model as '<db>.<model>' (or USE a database)")
-		}
-	}
 	// No pattern check here: DP_PREDICT resolves once per row, and a
 	// name no model can have is simply not found.
-	db, bare = strings.Trim(db, "`"), strings.Trim(bare, "`")
+	db, bare, err := qualify(ctx, name, "model")
+	if err != nil {
+		return modelRef{}, err
+	}
 	return modelRef{db: strings.ToLower(db), name: bare}, nil
 }
 
