@@ -93,7 +93,10 @@ func Key(db, table string) string {
 	return strings.ToLower(db) + "." + strings.ToLower(table)
 }
 
-// Open loads the catalog from db, creating its bucket if needed.
+// Open loads the catalog from db, creating its bucket if needed. Models
+// stored by catalogs older than per-database model names (key
+// "model/<name>") are moved to "model/<db>.<name>", db being the database
+// of their training table, in the same transaction.
 func Open(db *bolt.DB) (*Catalog, error) {
 	c := &Catalog{db: db, tables: map[string]*Table{}, owners: map[string]bool{}, models: map[string]*ModelRecord{}}
 	err := wal.Update(db, func(tx *bolt.Tx) error {
@@ -106,7 +109,8 @@ func Open(db *bolt.DB) (*Catalog, error) {
 				return fmt.Errorf("decode tables: %w", err)
 			}
 		}
-		return b.ForEach(func(k, v []byte) error {
+		var moved []string // stored keys that are not the record's key
+		err = b.ForEach(func(k, v []byte) error {
 			switch ks := string(k); {
 			case strings.HasPrefix(ks, ownersPrefix):
 				c.owners[strings.TrimPrefix(ks, ownersPrefix)] = true
@@ -115,10 +119,41 @@ func Open(db *bolt.DB) (*Catalog, error) {
 				if err := json.Unmarshal(v, &m); err != nil {
 					return fmt.Errorf("decode model %q: %w", ks, err)
 				}
-				c.models[strings.ToLower(m.Name)] = &m
+				key, err := modelKeyOf(m)
+				if err != nil {
+					return fmt.Errorf("model %q: %w", ks, err)
+				}
+				if _, dup := c.models[key]; dup {
+					// Impossible from either format (names were unique
+					// globally, then per database): a damaged catalog.
+					return fmt.Errorf("model %q: two stored models are %s", ks, key)
+				}
+				c.models[key] = &m
+				if ks != modelsPrefix+key {
+					moved = append(moved, ks)
+				}
 			}
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		// bbolt forbids changing a bucket while iterating it: move after.
+		for _, ks := range moved {
+			v := b.Get([]byte(ks))
+			var m ModelRecord
+			if err := json.Unmarshal(v, &m); err != nil {
+				return fmt.Errorf("decode model %q: %w", ks, err)
+			}
+			key, _ := modelKeyOf(m)
+			if err := b.Put([]byte(modelsPrefix+key), v); err != nil {
+				return fmt.Errorf("migrate model %q: %w", ks, err)
+			}
+			if err := b.Delete([]byte(ks)); err != nil {
+				return fmt.Errorf("migrate model %q: %w", ks, err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
@@ -393,9 +428,41 @@ func (c *Catalog) Owners() []string {
 	return out
 }
 
-// PutModel stores a new model; names are unique (case-insensitive).
+// Models belong to the database of their training table (as tables do):
+// names are unique per database, case-insensitively, and the catalog key
+// of a model is "db.name".
+
+// ModelKey normalises a database and model name into the key "db.name".
+func ModelKey(db, name string) string {
+	return strings.ToLower(db) + "." + strings.ToLower(name)
+}
+
+// DB is the database the model belongs to: that of its training table.
+func (m ModelRecord) DB() string {
+	db, _, _ := strings.Cut(m.Table, ".")
+	return db
+}
+
+// modelKeyOf is the key of a stored record, which must name its training
+// table as "db.table" and have a name without a dot.
+func modelKeyOf(m ModelRecord) (string, error) {
+	db, table, ok := strings.Cut(m.Table, ".")
+	if !ok || db == "" || table == "" {
+		return "", fmt.Errorf("model %q: training table %q is not db.table", m.Name, m.Table)
+	}
+	if m.Name == "" || strings.Contains(m.Name, ".") {
+		return "", fmt.Errorf("model name %q must be non-empty and without a dot", m.Name)
+	}
+	return ModelKey(db, m.Name), nil
+}
+
+// PutModel stores a new model in the database of m.Table; names are
+// unique per database (case-insensitive).
 func (c *Catalog) PutModel(m ModelRecord) error {
-	key := strings.ToLower(m.Name)
+	key, err := modelKeyOf(m)
+	if err != nil {
+		return err
+	}
 	buf, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode model: %w", err)
@@ -403,7 +470,7 @@ func (c *Catalog) PutModel(m ModelRecord) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.models[key]; ok {
-		return fmt.Errorf("model %q already exists", m.Name)
+		return fmt.Errorf("model %q already exists in database %s", m.Name, m.DB())
 	}
 	err = wal.Update(c.db, func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketName).Put([]byte(modelsPrefix+key), buf)
@@ -415,32 +482,32 @@ func (c *Catalog) PutModel(m ModelRecord) error {
 	return nil
 }
 
-// HasModel reports whether a model name is taken.
-func (c *Catalog) HasModel(name string) bool {
+// HasModel reports whether a model name is taken in database db.
+func (c *Catalog) HasModel(db, name string) bool {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	_, ok := c.models[strings.ToLower(name)]
+	_, ok := c.models[ModelKey(db, name)]
 	return ok
 }
 
-// Model returns the model called name.
-func (c *Catalog) Model(name string) (ModelRecord, error) {
+// Model returns the model called name in database db.
+func (c *Catalog) Model(db, name string) (ModelRecord, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	m, ok := c.models[strings.ToLower(name)]
+	m, ok := c.models[ModelKey(db, name)]
 	if !ok {
-		return ModelRecord{}, fmt.Errorf("model %q: %w", name, ErrNotFound)
+		return ModelRecord{}, fmt.Errorf("model %s.%s: %w", db, name, ErrNotFound)
 	}
 	return *m, nil
 }
 
-// DropModel deletes a model.
-func (c *Catalog) DropModel(name string) error {
-	key := strings.ToLower(name)
+// DropModel deletes the model called name in database db.
+func (c *Catalog) DropModel(db, name string) error {
+	key := ModelKey(db, name)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.models[key]; !ok {
-		return fmt.Errorf("model %q: %w", name, ErrNotFound)
+		return fmt.Errorf("model %s.%s: %w", db, name, ErrNotFound)
 	}
 	err := wal.Update(c.db, func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketName).Delete([]byte(modelsPrefix + key))
@@ -452,7 +519,8 @@ func (c *Catalog) DropModel(name string) error {
 	return nil
 }
 
-// Models lists all models sorted by creation time, then name.
+// Models lists all models of every database sorted by creation time, then
+// database and name.
 func (c *Catalog) Models() []ModelRecord {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
@@ -463,6 +531,9 @@ func (c *Catalog) Models() []ModelRecord {
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
 			return out[i].CreatedAt.Before(out[j].CreatedAt)
+		}
+		if a, b := out[i].DB(), out[j].DB(); a != b {
+			return a < b
 		}
 		return out[i].Name < out[j].Name
 	})

@@ -41,12 +41,12 @@ func TestCatalogPersists(t *testing.T) {
 	if err := c.SetOwner("alice", true); err != nil {
 		t.Fatal(err)
 	}
-	m := ModelRecord{Name: "M1", Kind: "svm", CreatedAt: time.Now(), Model: json.RawMessage(`{"kind":"svm"}`)}
+	m := ModelRecord{Name: "M1", Kind: "svm", Table: key, CreatedAt: time.Now(), Model: json.RawMessage(`{"kind":"svm"}`)}
 	if err := c.PutModel(m); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.PutModel(ModelRecord{Name: "m1", Model: json.RawMessage(`{}`)}); err == nil {
-		t.Fatal("duplicate model name (case-insensitive) accepted")
+	if err := c.PutModel(ModelRecord{Name: "m1", Table: "DEMO.other", Model: json.RawMessage(`{}`)}); err == nil {
+		t.Fatal("duplicate model name (case-insensitive) in one database accepted")
 	}
 	db.Close()
 
@@ -64,7 +64,7 @@ func TestCatalogPersists(t *testing.T) {
 	if !c.IsOwner("alice") || !c.IsOwner("root") || c.IsOwner("bob") {
 		t.Fatal("owners wrong after reopen")
 	}
-	if _, err := c.Model("m1"); err != nil {
+	if _, err := c.Model("demo", "m1"); err != nil {
 		t.Fatalf("model lost: %v", err)
 	}
 	if err := c.Forget(key); err != nil {

@@ -1,6 +1,7 @@
 // Package catalog keeps dpsql's public metadata: which tables are protected,
 // the public bounds of their numeric columns, the public label domains, the
-// accounts that own the data, and the released models.
+// accounts that own the data, and the released models (named per database:
+// that of their training table, like tables; see PutModel).
 //
 // Everything in the catalog is public by construction: it is declared by the
 // data owner (bounds, domains) or is a DP output (models). Mechanisms take

@@ -365,10 +365,13 @@ func (g *Rules) restoreState(db, key string, d dumpedTable) error {
 		}
 	}
 	for _, m := range d.Models {
-		if m.Name == "" || g.cat.HasModel(m.Name) {
+		// A model belongs to the database of its table: restored into
+		// another database it moves there with the table; a name already
+		// taken in that database keeps the existing model.
+		m.Table = key
+		if m.Name == "" || g.cat.HasModel(m.DB(), m.Name) {
 			continue
 		}
-		m.Table = key
 		if err := g.cat.PutModel(m); err != nil {
 			return fmt.Errorf("model %s: %w", m.Name, err)
 		}

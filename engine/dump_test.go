@@ -121,7 +121,7 @@ func TestDumpRestoreKeepsProtection(t *testing.T) {
 	if got, want := cols(rootB), cols(rootA); got != want || want == "" {
 		t.Fatalf("restored catalog %q, want %q", got, want)
 	}
-	if m, err := b.e.Catalog.Model("m_people"); err != nil || string(m.Model) != `{"w":[1.5]}` || m.Table != "demo.people" {
+	if m, err := b.e.Catalog.Model("demo", "m_people"); err != nil || string(m.Model) != `{"w":[1.5]}` || m.Table != "demo.people" {
 		t.Fatalf("restored model %+v, %v", m, err)
 	}
 	// The restored budget is enforced: 2 − 0.5 remain.

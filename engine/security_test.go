@@ -124,11 +124,12 @@ func TestDPFunctionsNeedSelect(t *testing.T) {
 				t.Fatalf("%s: invisible and missing tables answer differently:\n  %s\n  %s", c.user, e1, e2)
 			}
 		}
-		// Models of tables the account cannot read do not exist for it.
+		// Models of tables the account cannot read do not exist for it
+		// (named in their database: a bare name resolves in the session's).
 		for _, pair := range [][2]string{
-			{"SELECT DP_MODEL_JSON('prog')", "SELECT DP_MODEL_JSON('nosuchmodel')"},
-			{"SELECT DP_PREDICT('prog', 1,2,3,4,5,6,7,8,9,10)", "SELECT DP_PREDICT('nosuchmodel', 1,2,3,4,5,6,7,8,9,10)"},
-			{"SELECT DP_EVALUATE('prog', 'demo.diabetes_test', 0.5)", "SELECT DP_EVALUATE('nosuchmodel', 'demo.diabetes_test', 0.5)"},
+			{"SELECT DP_MODEL_JSON('demo.prog')", "SELECT DP_MODEL_JSON('demo.nosuchmodel')"},
+			{"SELECT DP_PREDICT('demo.prog', 1,2,3,4,5,6,7,8,9,10)", "SELECT DP_PREDICT('demo.nosuchmodel', 1,2,3,4,5,6,7,8,9,10)"},
+			{"SELECT DP_EVALUATE('demo.prog', 'demo.diabetes_test', 0.5)", "SELECT DP_EVALUATE('demo.nosuchmodel', 'demo.diabetes_test', 0.5)"},
 		} {
 			e1, e2 := queryErr(c.db, pair[0]), queryErr(c.db, pair[1])
 			if e1 == nil || e2 == nil {

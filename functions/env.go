@@ -63,14 +63,10 @@ var identRE = regexp.MustCompile(`^[A-Za-z0-9_$]{1,64}$`)
 // resolveTable resolves '<table>' (current database) or '<db>.<table>'.
 // Everything it reports (existence, protection) is public.
 func (e *Env) resolveTable(ctx *sql.Context, name string) (tableRef, error) {
-	db, table, qualified := strings.Cut(name, ".")
-	if !qualified {
-		db, table = ctx.GetCurrentDatabase(), name
-		if db == "" {
-			return tableRef{}, fmt.Errorf("no database selected: write the table as '<db>.<table>'")
-		}
+	db, table, err := qualify(ctx, name, "table")
+	if err != nil {
+		return tableRef{}, err
 	}
-	db, table = strings.Trim(db, "`"), strings.Trim(table, "`")
 	if !identRE.MatchString(db) || !identRE.MatchString(table) {
 		return tableRef{}, fmt.Errorf("invalid table name %q", name)
 	}
@@ -84,6 +80,20 @@ func (e *Env) resolveTable(ctx *sql.Context, name string) (tableRef, error) {
 		return tableRef{}, noSuchTable(db, table)
 	}
 	return tableRef{db: db, table: table, key: catalog.Key(db, table), schema: schema, ctx: ctx}, nil
+}
+
+// qualify splits 'db.name' or places a bare name in the session's current
+// database, as MySQL does for tables (and dpsql for models); what ("table",
+// "model") names the object in the error when there is no database.
+func qualify(ctx *sql.Context, name, what string) (db, bare string, err error) {
+	db, bare, qualified := strings.Cut(name, ".")
+	if !qualified {
+		db, bare = ctx.GetCurrentDatabase(), name
+		if db == "" {
+			return "", "", fmt.Errorf("no database selected: write the %s as '<db>.<%s>'", what, what)
+		}
+	}
+	return strings.Trim(db, "`"), strings.Trim(bare, "`"), nil
 }
 
 func noSuchTable(db, table string) error {

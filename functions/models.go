@@ -31,12 +31,32 @@ type cachedModel struct {
 
 var cache = &modelCache{m: map[string]cachedModel{}}
 
-func (e *Env) model(name string) (catalog.ModelRecord, *mechanism.Model, error) {
-	rec, err := e.Catalog.Model(name)
+// modelRef is a model argument resolved like a table name: 'm' in the
+// session's current database or 'db.m'.
+type modelRef struct {
+	db, name string
+}
+
+func (r modelRef) String() string { return r.db + "." + r.name }
+
+// resolveModel resolves a model argument. A bare name needs a current
+// database, as a bare table name does (docs/sql.md, "Model names").
+func resolveModel(ctx *sql.Context, name string) (modelRef, error) {
+	// No pattern check here: DP_PREDICT resolves once per row, and a
+	// name no model can have is simply not found.
+	db, bare, err := qualify(ctx, name, "model")
 	if err != nil {
-		return rec, nil, fmt.Errorf("model %q does not exist", name)
+		return modelRef{}, err
 	}
-	key := strings.ToLower(name)
+	return modelRef{db: strings.ToLower(db), name: bare}, nil
+}
+
+func (e *Env) model(ref modelRef) (catalog.ModelRecord, *mechanism.Model, error) {
+	rec, err := e.Catalog.Model(ref.db, ref.name)
+	if err != nil {
+		return rec, nil, noSuchModel(ref)
+	}
+	key := catalog.ModelKey(ref.db, ref.name)
 	cache.mu.Lock()
 	defer cache.mu.Unlock()
 	if c, ok := cache.m[key]; ok && c.created.Equal(rec.CreatedAt) {
@@ -44,18 +64,27 @@ func (e *Env) model(name string) (catalog.ModelRecord, *mechanism.Model, error) 
 	}
 	var m mechanism.Model
 	if err := json.Unmarshal(rec.Model, &m); err != nil {
-		return rec, nil, fmt.Errorf("model %q is corrupt: %w", name, err)
+		return rec, nil, fmt.Errorf("model %s is corrupt: %w", ref, err)
 	}
 	cache.m[key] = cachedModel{created: rec.CreatedAt, rec: rec, model: &m}
 	return rec, &m, nil
 }
 
-// visibleModel is model for a caller: a model trained on a table the
-// account may not read is reported exactly like a missing one.
+func noSuchModel(ref modelRef) error {
+	return fmt.Errorf("model %q does not exist", ref.String())
+}
+
+// visibleModel is model for a caller, the name resolved in the session's
+// database unless qualified: a model trained on a table the account may
+// not read is reported exactly like a missing one, in any database.
 func (e *Env) visibleModel(ctx *sql.Context, name string) (catalog.ModelRecord, *mechanism.Model, error) {
-	rec, m, err := e.model(name)
+	ref, err := resolveModel(ctx, name)
+	if err != nil {
+		return catalog.ModelRecord{}, nil, err
+	}
+	rec, m, err := e.model(ref)
 	if err == nil && !e.canReadKey(ctx, rec.Table) {
-		return catalog.ModelRecord{}, nil, fmt.Errorf("model %q does not exist", name)
+		return catalog.ModelRecord{}, nil, noSuchModel(ref)
 	}
 	return rec, m, err
 }
@@ -128,7 +157,7 @@ func (e *Env) dpModelJSON(ctx *sql.Context, args []any) (any, error) {
 		return nil, err
 	}
 	out, err := json.Marshal(map[string]any{
-		"name": rec.Name, "kind": rec.Kind, "kernel": rec.Kernel, "params": rec.Params,
+		"name": rec.Name, "db": rec.DB(), "kind": rec.Kind, "kernel": rec.Kernel, "params": rec.Params,
 		"epsilon": rec.Epsilon, "delta": rec.Delta, "epsilon_requested": rec.RequestedEpsilon,
 		"n": rec.N, "table": rec.Table, "created_at": rec.CreatedAt.UTC(), "model": rec.Model,
 		"inputs": m.RawInputs(), // DP_PREDICT's arguments, in order, with their encoding

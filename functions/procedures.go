@@ -362,10 +362,14 @@ func (e *Env) dropModel(ctx *sql.Context, name string) (sql.RowIter, error) {
 	if err := e.requireOwner(ctx, "dp_drop_model"); err != nil {
 		return nil, err
 	}
-	if err := e.Catalog.DropModel(strings.TrimSpace(name)); err != nil {
+	ref, err := resolveModel(ctx, strings.TrimSpace(name))
+	if err != nil {
 		return nil, fmt.Errorf("dp_drop_model: %w", err)
 	}
-	return done("model %s dropped", name)
+	if err := e.Catalog.DropModel(ref.db, ref.name); err != nil {
+		return nil, fmt.Errorf("dp_drop_model: %w", err)
+	}
+	return done("model %s dropped", ref)
 }
 
 // LabelString renders a stored label value the way label domains are

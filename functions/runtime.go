@@ -2,11 +2,12 @@ package functions
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/dolthub/go-mysql-server/sql"
+
+	"github.com/dpsql/dpsql/catalog"
 )
 
 // runtimeState is the in-process state of running releases: model names
@@ -16,7 +17,7 @@ import (
 // the statement ends or is killed.
 type runtimeState struct {
 	mu    sync.Mutex
-	names map[string]*sql.Context // lower-case model name → query holding it
+	names map[string]*sql.Context // model key "db.name" → query holding it
 	gates map[*sql.Context]*gate
 	mem   *memPool
 	held  map[*sql.Context]*memTicket
@@ -109,18 +110,18 @@ func (e *Env) commit(ctx *sql.Context, fn func() error) error {
 	return g.commit(fn)
 }
 
-// reserveName reserves a model name for the query ctx. A name is taken if a
-// model has it or a running query holds it; a hold lapses when its query
-// ends (go-mysql-server cancels the context) and is dropped by
-// releaseNames when the call returns.
-func (rt *runtimeState) reserveName(ctx *sql.Context, name string, exists func(string) bool) bool {
-	key := strings.ToLower(name)
+// reserveName reserves model name in database db for the query ctx. A
+// name is taken if a model of db has it or a running query holds it; a
+// hold lapses when its query ends (go-mysql-server cancels the context)
+// and is dropped by releaseNames when the call returns.
+func (rt *runtimeState) reserveName(ctx *sql.Context, db, name string, exists func(db, name string) bool) bool {
+	key := catalog.ModelKey(db, name)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if holder, ok := rt.names[key]; ok && holder != ctx && holder.Err() == nil {
 		return false
 	}
-	if exists(name) {
+	if exists(db, name) {
 		return false
 	}
 	rt.names[key] = ctx
@@ -138,32 +139,33 @@ func (rt *runtimeState) releaseNames(ctx *sql.Context) {
 	}
 }
 
-// reserveModelName reserves name for the release being prepared under ctx.
-// Model names are one namespace for all databases, so the refusal is the
-// same whether the name belongs to a model the caller can see, one it
-// cannot, or a training still running.
-func (e *Env) reserveModelName(ctx *sql.Context, name string) error {
-	taken := e.Catalog.HasModel(name)
+// reserveModelName reserves name in database db (that of the training
+// table) for the release being prepared under ctx. Names are per database;
+// within one the refusal is the same whether the name belongs to a model
+// the caller can see, one trained on a table it may not read, or a
+// training still running.
+func (e *Env) reserveModelName(ctx *sql.Context, db, name string) error {
+	taken := e.Catalog.HasModel(db, name)
 	if ctx != nil && !taken {
-		taken = !e.rt().reserveName(ctx, name, e.Catalog.HasModel)
+		taken = !e.rt().reserveName(ctx, db, name, e.Catalog.HasModel)
 	}
 	if taken {
-		return fmt.Errorf("model name %q is already taken (by a saved model or a training in progress); choose another with model=", name)
+		return fmt.Errorf("model name %q is already taken in database %s (by a saved model or a training in progress); choose another with model=", name, db)
 	}
 	return nil
 }
 
-// freeModelName picks and reserves the first free default name.
-func (e *Env) freeModelName(ctx *sql.Context, prefix string) string {
+// freeModelName picks and reserves the first free default name in db.
+func (e *Env) freeModelName(ctx *sql.Context, db, prefix string) string {
 	for i := 1; ; i++ {
 		name := fmt.Sprintf("%s_%d", prefix, i)
 		if ctx == nil {
-			if !e.Catalog.HasModel(name) {
+			if !e.Catalog.HasModel(db, name) {
 				return name
 			}
 			continue
 		}
-		if e.rt().reserveName(ctx, name, e.Catalog.HasModel) {
+		if e.rt().reserveName(ctx, db, name, e.Catalog.HasModel) {
 			return name
 		}
 	}

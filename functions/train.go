@@ -293,20 +293,28 @@ func featureInputs(ref tableRef, t catalog.Table, label string, o options) (feat
 	return fs, nil
 }
 
-// modelName resolves model= or picks the next free <kind>_<table>_<k>. The
+// modelName resolves model= or picks the next free <kind>_<table>_<k> in
+// the database of the training table, which the model will belong to. The
 // name is reserved for the running query (runtime.go) before anything is
 // charged, so concurrent trainings cannot both pay for one name.
 func (e *Env) modelName(o options, kind string, ref tableRef) (string, error) {
 	if name, ok := o.take("model"); ok {
+		if db, _, ok := strings.Cut(name, "."); ok {
+			// A model belongs to the database of its training table.
+			if !strings.EqualFold(strings.Trim(db, "`"), ref.db) {
+				return "", fmt.Errorf("model=%s: a model belongs to the database of its training table (%s); write model=<name> or model=%s.<name>", name, ref.db, ref.db)
+			}
+			name = strings.Trim(name[len(db)+1:], "`")
+		}
 		if !identRE.MatchString(name) {
 			return "", fmt.Errorf("model name %q must be 1–64 letters, digits, _ or $", name)
 		}
-		if err := e.reserveModelName(ref.ctx, name); err != nil {
+		if err := e.reserveModelName(ref.ctx, ref.db, name); err != nil {
 			return "", err
 		}
 		return name, nil
 	}
-	return e.freeModelName(ref.ctx, fmt.Sprintf("%s_%s", kind, strings.ToLower(ref.table))), nil
+	return e.freeModelName(ref.ctx, ref.db, fmt.Sprintf("%s_%s", kind, strings.ToLower(ref.table))), nil
 }
 
 // loadClassification reads features and class indices in one snapshot.

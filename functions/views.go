@@ -318,7 +318,7 @@ func nonNeg(x float64) float64 {
 
 func (e *Env) modelsView(db string) *view {
 	return newView("dp_models", []*sql.Column{
-		col("name", types.Text), col("kind", types.Text), col("kernel", types.Text), col("params", types.Text),
+		col("name", types.Text), col("db", types.Text), col("kind", types.Text), col("kernel", types.Text), col("params", types.Text),
 		col("epsilon", types.Float64), col("delta", types.Float64), col("epsilon_requested", types.Float64),
 		col("n", types.Int64), col("table_name", types.Text), col("creator", types.Text), col("created_at", types.DatetimeMaxPrecision),
 	}, func(ctx *sql.Context) ([]sql.Row, error) {
@@ -327,7 +327,7 @@ func (e *Env) modelsView(db string) *view {
 			if !e.shows(ctx, db, m.Table) {
 				continue
 			}
-			rows = append(rows, sql.Row{m.Name, m.Kind, m.Kernel, m.Params, m.Epsilon, m.Delta, m.RequestedEpsilon,
+			rows = append(rows, sql.Row{m.Name, m.DB(), m.Kind, m.Kernel, m.Params, m.Epsilon, m.Delta, m.RequestedEpsilon,
 				m.N, m.Table, m.Creator, m.CreatedAt.UTC()})
 		}
 		return rows, nil

@@ -203,7 +203,7 @@ func (s *server) train(ds *dataset, kind, opts string, eps, deltaTotal float64, 
 		o.err = err.Error()
 		return o, nil
 	}
-	defer func() { _ = s.e.Catalog.DropModel(name) }()
+	defer func() { _ = s.e.Catalog.DropModel(benchDB, name) }()
 	var js string
 	if err := s.db.QueryRow(fmt.Sprintf("SELECT DP_MODEL_JSON('%s')", name)).Scan(&js); err != nil {
 		return o, fmt.Errorf("DP_MODEL_JSON(%s): %w", name, err)
