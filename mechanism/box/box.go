@@ -81,14 +81,7 @@ func Grid(lo, hi float64) []float64 {
 	if lo < 0 && hi > 0 {
 		pts = append(pts, 0)
 	}
-	sort.Float64s(pts)
-	out := pts[:1]
-	for _, v := range pts[1:] {
-		if v != out[len(out)-1] {
-			out = append(out, v)
-		}
-	}
-	return out
+	return sortedDistinct(pts)
 }
 
 // Plan is the public plan of one box release: the grids, the quantile
@@ -386,7 +379,12 @@ func (p *Plan) pick(xs []float64, rank func(float64) float64, q float64, bonus f
 
 // sortedUnion is the sorted distinct union of a and b.
 func sortedUnion(a, b []float64) []float64 {
-	u := append(append([]float64(nil), a...), b...)
+	return sortedDistinct(append(append([]float64(nil), a...), b...))
+}
+
+// sortedDistinct sorts u in place and returns its distinct values (u must
+// not be empty).
+func sortedDistinct(u []float64) []float64 {
 	sort.Float64s(u)
 	out := u[:1]
 	for _, v := range u[1:] {
