@@ -105,15 +105,10 @@ func insertRawRows(t testing.TB, db *sql.DB, table string, tuples []string) {
 	}
 }
 
-// loadRaw creates <name> (protected, the training split) and <name>_test
-// (public) with every column TEXT as it comes, declares dp_domain on every
-// feature and dp_labels on the label (the last column).
-func loadRaw(t testing.TB, root *sql.DB, rt rawTable, name string) {
+// createSplit creates <name> (the training split) and <name>_test with
+// columns defs and inserts each row as the SQL literals enc gives.
+func createSplit(t testing.TB, root *sql.DB, rt rawTable, name string, defs []string, enc func([]*string) []string) {
 	t.Helper()
-	defs := make([]string, len(rt.cols))
-	for j, c := range rt.cols {
-		defs[j] = c + " VARCHAR(64)"
-	}
 	train, test := rt.split()
 	for _, tbl := range []string{name, name + "_test"} {
 		mustExec(t, root, "CREATE TABLE "+tbl+" ("+strings.Join(defs, ", ")+")")
@@ -123,14 +118,28 @@ func loadRaw(t testing.TB, root *sql.DB, rt rawTable, name string) {
 		}
 		tuples := make([]string, len(rows))
 		for i, r := range rows {
-			vals := make([]string, len(r))
-			for j := range r {
-				vals[j] = sqlText(r[j])
-			}
-			tuples[i] = "(" + strings.Join(vals, ",") + ")"
+			tuples[i] = "(" + strings.Join(enc(r), ",") + ")"
 		}
 		insertRawRows(t, root, tbl, tuples)
 	}
+}
+
+// loadRaw creates <name> (protected, the training split) and <name>_test
+// (public) with every column TEXT as it comes, declares dp_domain on every
+// feature and dp_labels on the label (the last column).
+func loadRaw(t testing.TB, root *sql.DB, rt rawTable, name string) {
+	t.Helper()
+	defs := make([]string, len(rt.cols))
+	for j, c := range rt.cols {
+		defs[j] = c + " VARCHAR(64)"
+	}
+	createSplit(t, root, rt, name, defs, func(r []*string) []string {
+		vals := make([]string, len(r))
+		for j := range r {
+			vals[j] = sqlText(r[j])
+		}
+		return vals
+	})
 	last := len(rt.cols) - 1
 	for j, c := range rt.cols {
 		proc := "dp_domain"
@@ -158,30 +167,19 @@ func loadHandEncoded(t testing.TB, root *sql.DB, rt rawTable, name string) {
 		}
 	}
 	defs = append(defs, rt.cols[last]+" VARCHAR(64)")
-	train, test := rt.split()
-	for _, tbl := range []string{name, name + "_test"} {
-		mustExec(t, root, "CREATE TABLE "+tbl+" ("+strings.Join(defs, ", ")+")")
-		rows := train
-		if tbl != name {
-			rows = test
-		}
-		tuples := make([]string, len(rows))
-		for i, r := range rows {
-			var vals []string
-			for j := 0; j < last; j++ {
-				for _, l := range lv[j] {
-					v := "0"
-					if r[j] != nil && *r[j] == l {
-						v = "1"
-					}
-					vals = append(vals, v)
+	createSplit(t, root, rt, name, defs, func(r []*string) []string {
+		var vals []string
+		for j := 0; j < last; j++ {
+			for _, l := range lv[j] {
+				v := "0"
+				if r[j] != nil && *r[j] == l {
+					v = "1"
 				}
+				vals = append(vals, v)
 			}
-			vals = append(vals, sqlText(r[last]))
-			tuples[i] = "(" + strings.Join(vals, ",") + ")"
 		}
-		insertRawRows(t, root, tbl, tuples)
-	}
+		return append(vals, sqlText(r[last]))
+	})
 	for _, d := range dummies {
 		mustExec(t, root, fmt.Sprintf("CALL dp_bounds('%s', '%s', 0, 1)", name, d))
 	}

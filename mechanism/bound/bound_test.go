@@ -27,11 +27,7 @@ func mustPlan(t *testing.T, s Spec) *Plan {
 
 func bounded(t *testing.T, p *Plan, rows []row) *Bounded {
 	t.Helper()
-	a := p.Accumulator()
-	for _, r := range rows {
-		a.Row(r.person, r.group, r.vals)
-	}
-	b, err := a.Bound()
+	b, err := accumulate(p, rows).Bound()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,14 +228,7 @@ func TestHeavyPersonBoundedRelease(t *testing.T) {
 	for i := 0; i < 10000; i++ {
 		rows = append(rows, row{"heavy", "all", []float64{1}})
 	}
-	a := p.Accumulator()
-	for _, r := range rows {
-		a.Row(r.person, r.group, r.vals)
-	}
-	res, err := a.Release()
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := release(t, p, rows)
 	// scale 1/4: |noise| > 10 has probability e^-40.
 	if got := res.Values[0][0]; math.Abs(got-1001) > 10 {
 		t.Fatalf("count %v, want 1001 ± noise (the heavy person counts once)", got)
@@ -461,14 +450,19 @@ func TestAuditPersonAvg(t *testing.T) {
 	audit.RequireCatch(t, sampler(p1), eps, cfg)
 }
 
-// release runs the real mechanism on rows.
-func release(t *testing.T, p *Plan, rows []row) *Result {
-	t.Helper()
+// accumulate feeds rows to a fresh accumulator of p.
+func accumulate(p *Plan, rows []row) *Accumulator {
 	a := p.Accumulator()
 	for _, r := range rows {
 		a.Row(r.person, r.group, r.vals)
 	}
-	res, err := a.Release()
+	return a
+}
+
+// release runs the real mechanism on rows.
+func release(t *testing.T, p *Plan, rows []row) *Result {
+	t.Helper()
+	res, err := accumulate(p, rows).Release()
 	if err != nil {
 		t.Fatal(err)
 	}
