@@ -4,7 +4,7 @@
 # mariadb CLI into a fresh dpsql, and checks: data identical (per-table row
 # counts and checksums read by the owner), every protected table still
 # protected (an analyst's raw SELECT refused), bounds/domains, budgets and
-# ledger identical, the restored budget enforced; a second restore changes
+# ledger and quotas identical, the restored budget enforced; a second restore changes
 # no budget; a non-owner's dump of protected tables is refused loudly;
 # --all-databases works. The demo shop's privacy unit (customers ← orders)
 # travels with its shared account.
@@ -37,6 +37,8 @@ q $pa analyst analyst "SELECT DP_HISTOGRAM('iris', 'species', 0.25)" >/dev/null
 q $pa root ci-root "CALL dp_bounds('new_flowers', 'sepal_length_cm', 0, 10)" >/dev/null
 # issue 27: a person-level release on the demo shop's unit (customers ← orders).
 q $pa analyst analyst "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon=0.5) COUNT(*) FROM orders" >/dev/null
+# Quotas travel with the budgets: a cap for the analyst on iris and a default on the unit.
+q $pa root ci-root "CALL dp_quota('analyst', 'iris', 2, 0); CALL dp_quota('%', 'orders', 1.5, 0)" >/dev/null
 protected=$(q $pa root ci-root "SELECT table_name FROM dp_budget ORDER BY 1" | sed 's/^demo\.//')
 [ "$(echo "$protected" | wc -l)" -ge 10 ] || fail "expected the demo's protected tables, got: $protected"
 
@@ -76,6 +78,8 @@ same "SELECT name, kind, epsilon, n, table_name, creator FROM dp_models ORDER BY
 check "released models restored ($(q $pb root ci-root "SELECT COUNT(*) FROM dp_models") in dp_models, wine_ci identical)"
 same "SELECT time, user, table_name, function_name, epsilon, delta, epsilon_requested, delta_requested, status FROM dp_ledger ORDER BY time" "dp_ledger"
 check "ledger identical ($(q $pb root ci-root "SELECT COUNT(*) FROM dp_ledger") rows)"
+same "SELECT table_name, user, epsilon_quota, delta_quota, epsilon_spent, delta_spent FROM dp_quotas ORDER BY 1, 2" "dp_quotas"
+check "quotas and each account's share restored ($(q $pb root ci-root "SELECT COUNT(*) FROM dp_quotas") quotas; analyst spent ε = $(q $pb root ci-root "SELECT epsilon_spent FROM dp_quotas WHERE table_name = 'demo.iris' AND user = 'analyst'") on iris)"
 
 left=$(q $pb analyst analyst "SELECT epsilon_remaining FROM dp_budget WHERE table_name = 'demo.iris'")
 over=$(awk -v l="$left" 'BEGIN { printf "%.4f", l + 0.05 }')

@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -21,11 +22,26 @@ import (
 //     cost charged (so two histories that share a prefix are counted once,
 //     and divergent ones are summed), and finally each part of the spend is
 //     raised to at least the dumped one.
+//
+// Every ledger row a restore adds is also added to its account's share
+// (the per-account spend quotas count), and the table's quotas travel with
+// it: a dumped quota is installed where the account has none and, where it
+// has one, the stricter of the two (per ε and per δ) is kept — a restore
+// never loosens a cap.
 
 // TableDump is the accountant's state of one table as carried by a dump.
 type TableDump struct {
 	Account json.RawMessage   `json:"account"`
 	Ledger  []json.RawMessage `json:"ledger,omitempty"`
+	Quotas  []QuotaDump       `json:"quotas,omitempty"`
+}
+
+// QuotaDump is one account's quota on a table (AnyUser: the default), in
+// the accountant's exact units.
+type QuotaDump struct {
+	User  string `json:"user"`
+	Eps   uint64 `json:"eps"`
+	Delta uint64 `json:"delta"`
 }
 
 // ExportTable returns the account of table and, if withLedger, its ledger
@@ -40,6 +56,9 @@ func (a *Accountant) ExportTable(table string, withLedger bool) (d TableDump, ok
 			return fmt.Errorf("budget: encode account %s: %w", table, err)
 		}
 		ok = true
+		if d.Quotas, err = exportQuotas(tx, table); err != nil {
+			return err
+		}
 		if !withLedger {
 			return nil
 		}
@@ -133,12 +152,15 @@ func (a *Accountant) RestoreTable(table string, d TableDump) error {
 		}
 		now := time.Now().UTC()
 		lb := tx.Bucket(ledgerBucket)
+		if err := restoreQuotas(tx, table, d.Quotas, now); err != nil {
+			return err
+		}
 		if cur == nil {
 			n := *dumped
 			n.Updated = now
 			st.set(table, &n)
 			for _, r := range recs {
-				if err := appendRecord(lb, tx, r); err != nil {
+				if err := appendRestored(lb, tx, r); err != nil {
 					return err
 				}
 			}
@@ -174,7 +196,7 @@ func (a *Accountant) RestoreTable(table string, d TableDump) error {
 				n.RDP = addVec(n.RDP, releaseRDP(n.Orders, r.Events))
 			}
 			n.Releases++
-			if err := appendRecord(lb, tx, r); err != nil {
+			if err := appendRestored(lb, tx, r); err != nil {
 				return err
 			}
 		}
@@ -192,10 +214,57 @@ func (a *Accountant) RestoreTable(table string, d TableDump) error {
 	})
 }
 
-func appendRecord(lb *bolt.Bucket, tx *bolt.Tx, r *record) error {
+// appendRestored adds a restored ledger row and its charge to the share of
+// the account that made it, as Reserve's chargeUser would have.
+func appendRestored(lb *bolt.Bucket, tx *bolt.Tx, r *record) error {
 	id, err := lb.NextSequence()
 	if err != nil {
 		return fmt.Errorf("budget: ledger sequence: %w", err)
 	}
-	return putRecord(tx, id, r)
+	if err := putRecord(tx, id, r); err != nil {
+		return err
+	}
+	s, err := getSpend(tx, r.Table, r.User)
+	if err != nil {
+		return err
+	}
+	s.Eps, s.Delta, s.Releases = addSat(s.Eps, r.Eps), addSat(s.Delta, r.Delta), s.Releases+1
+	return putJSON(tx.Bucket(spendBucket), userKey(r.Table, r.User), &s)
+}
+
+func exportQuotas(tx *bolt.Tx, table string) ([]QuotaDump, error) {
+	var out []QuotaDump
+	prefix := []byte(table + "\x00")
+	c := tx.Bucket(quotaBucket).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		q := new(quotaRec)
+		if err := json.Unmarshal(v, q); err != nil {
+			return nil, fmt.Errorf("budget: corrupt quota %q: %w", k, err)
+		}
+		out = append(out, QuotaDump{User: string(k[len(prefix):]), Eps: q.Eps, Delta: q.Delta})
+	}
+	return out, nil
+}
+
+// restoreQuotas installs dumped quotas, keeping the stricter cap where the
+// account already has one.
+func restoreQuotas(tx *bolt.Tx, table string, qs []QuotaDump, now time.Time) error {
+	qb := tx.Bucket(quotaBucket)
+	for _, d := range qs {
+		if err := validUser(d.User); err != nil {
+			return fmt.Errorf("dumped quota of %s: %w", table, err)
+		}
+		q := quotaRec{Eps: d.Eps, Delta: d.Delta, Updated: now}
+		if v := qb.Get(userKey(table, d.User)); v != nil {
+			cur := new(quotaRec)
+			if err := json.Unmarshal(v, cur); err != nil {
+				return fmt.Errorf("budget: corrupt quota %s/%s: %w", table, d.User, err)
+			}
+			q.Eps, q.Delta = min(q.Eps, cur.Eps), min(q.Delta, cur.Delta)
+		}
+		if err := putJSON(qb, userKey(table, d.User), &q); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package budget
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"testing"
 )
@@ -138,5 +139,61 @@ func TestRestoreRefusesBadDumps(t *testing.T) {
 	}
 	if ok, _ := a.HasAccount("x.y"); ok {
 		t.Error("a refused restore left an account behind")
+	}
+}
+
+// TestRestoreQuotasAndShares: a dump carries the table's quotas, and the
+// restored ledger rows count toward each account's share, so a restore can
+// neither drop a cap nor reset what an account has spent under it; where a
+// quota already exists the stricter one stays.
+func TestRestoreQuotasAndShares(t *testing.T) {
+	src, _, _ := openTemp(t)
+	mustProtect(t, src, "d.t", 10, 0, Basic)
+	if err := src.SetQuota("d.t", "ana", 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.SetQuota("d.t", AnyUser, 3, 0); err != nil {
+		t.Fatal(err)
+	}
+	reserveOK(t, src, "d.t", 0.75) // ana
+	d := mustExport(t, src, "d.t")
+	if len(d.Quotas) != 2 {
+		t.Fatalf("exported quotas %+v, want ana's and the default", d.Quotas)
+	}
+
+	dst, _, _ := openTemp(t)
+	if err := dst.RestoreTable("e.u", d); err != nil {
+		t.Fatal(err)
+	}
+	q, err := dst.UserStatus("e.u", "ana")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !q.HasQuota || q.FromDefault || q.EpsilonQuota != 1 || math.Abs(q.EpsilonSpent-0.75) > 1e-12 {
+		t.Fatalf("restored status of ana %+v, want quota 1 with 0.75 spent", q)
+	}
+	if _, err := dst.Reserve(req("e.u", 0.5)); !errors.Is(err, ErrQuotaExceeded) {
+		t.Fatalf("ana past her restored quota: %v, want ErrQuotaExceeded", err)
+	}
+	if q, err := dst.UserStatus("e.u", "bob"); err != nil || !q.FromDefault || q.EpsilonQuota != 3 {
+		t.Fatalf("restored default quota for bob %+v, %v", q, err)
+	}
+
+	// Restoring the same dump again adds nothing; over a looser local quota
+	// the dumped one wins, over a stricter one the local one stays.
+	if err := dst.SetQuota("e.u", "ana", 5, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.SetQuota("e.u", AnyUser, 2, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.RestoreTable("e.u", d); err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := dst.UserStatus("e.u", "ana"); q.EpsilonQuota != 1 || math.Abs(q.EpsilonSpent-0.75) > 1e-12 || q.Releases != 1 {
+		t.Fatalf("after a second restore ana has %+v, want quota 1, 0.75 spent in 1 release", q)
+	}
+	if q, _ := dst.UserStatus("e.u", "bob"); q.EpsilonQuota != 2 {
+		t.Fatalf("default quota after restore %v, want the stricter local 2", q.EpsilonQuota)
 	}
 }
