@@ -127,13 +127,35 @@ func autoCells(grid []float64, vals []float64) []int64 {
 	return cells
 }
 
-// AutoChoose is one selection: report-noisy-max over the grid with the
-// person-level quantile utilities of vals (one value per kept (person,
-// group) pair; at most k per person) at level q, scale 2Δ/ε_a. It returns
-// the chosen grid index.
+// AutoStep is the public penalty per grid step, λ = ⌈2Δ/ε_a⌉ (one noise
+// scale of the selection, an integer so that utilities stay on the
+// sampler's integer grid): a larger bound is chosen only if it brings
+// the rank closer to the target by more than the selection's own noise.
+// Without it, every grid point above the largest value ties (r_j = n) and
+// report-noisy-max picks among them uniformly (C up to C_max for data
+// whose values stop at 100; on a small table, anywhere on the grid).
+func (p *Plan) AutoStep() float64 { return math.Ceil(p.AutoScale()) }
+
+// AutoUtilities are the selection's utilities over grid for vals (one
+// value per kept (person, group) pair; at most k per person):
+// u_j = −|r_j − round(q·n)| − λ·j. The penalty is public and the same on
+// neighbours, so the sensitivity is that of the rank term, Δ.
+func (p *Plan) AutoUtilities(grid, vals []float64) []float64 {
+	u := Utilities(p.AutoQuantile(), autoCells(grid, vals), int64(len(vals)))
+	return penalize(u, p.AutoStep())
+}
+
+func penalize(u []float64, step float64) []float64 {
+	for j := range u {
+		u[j] -= step * float64(j)
+	}
+	return u
+}
+
+// AutoChoose is one selection: report-noisy-max over AutoUtilities with
+// Laplace scale 2Δ/ε_a. It returns the chosen grid index.
 func (p *Plan) AutoChoose(grid, vals []float64) (int, error) {
-	cells := autoCells(grid, vals)
-	j, err := agg.NoisyMax(Utilities(p.AutoQuantile(), cells, int64(len(vals))), p.AutoScale())
+	j, err := agg.NoisyMax(p.AutoUtilities(grid, vals), p.AutoScale())
 	if err != nil {
 		return 0, fmt.Errorf("bound: automatic bound: %w", err)
 	}

@@ -47,7 +47,7 @@ func TestAutoScalesExact(t *testing.T) {
 		t.Fatalf("ε_a %v share %v, want 0.1·2/2 and 0.9·2/2", p.EpsAuto, p.Share)
 	}
 	q := 1 - math.Sqrt2*3/(0.9*1000)
-	if p.AutoQuantile() != q || p.AutoSensitivity() != 3 || p.AutoScale() != 60 {
+	if p.AutoQuantile() != q || p.AutoSensitivity() != 3 || p.AutoScale() != 60 || p.AutoStep() != 60 {
 		t.Fatalf("q %v (want %v) Δ %v scale %v, want Δ 3 and 2·3/0.1", p.AutoQuantile(), q, p.AutoSensitivity(), p.AutoScale())
 	}
 	ev := p.Events()
@@ -102,44 +102,42 @@ func TestAutoChoiceExact(t *testing.T) {
 	if p.AutoQuantile() != 0.999 {
 		t.Fatalf("q %v", p.AutoQuantile())
 	}
-	// 998 persons with 1 row, one with 6, one with 7: t = round(0.999·1000)
-	// = 999 = r(6), so C = 6 (r(5) = 998, r(7) = 1000). Amounts: 5 per row,
-	// so person sums are 5, 30, 35: the SUM clamp is the grid point with
-	// r = 999, i.e. in [30, 35).
+	// 9,980 persons with 6 rows, 10 with 7, 10 with 8: t = round(0.999·10⁴)
+	// = 9990 = r(7) (r(6) = 9980, r(8) = 10⁴), so C = 7 (the step penalty
+	// λ = 1 at this ε is far below the rank gaps of 10). Amounts 5 per row:
+	// person sums 30, 35, 40, so the SUM clamp is the grid point in [35, 40).
 	var rows []row
-	for i := 0; i < 998; i++ {
-		rows = append(rows, row{fmt.Sprint(i), "a", []float64{1, 5}})
-	}
-	for i := 0; i < 6; i++ {
-		rows = append(rows, row{"six", "a", []float64{1, 5}})
-	}
-	for i := 0; i < 7; i++ {
-		rows = append(rows, row{"seven", "a", []float64{1, 5}})
+	for i, n := range map[int]int{6: 9980, 7: 10, 8: 10} {
+		for pp := 0; pp < n; pp++ {
+			for r := 0; r < i; r++ {
+				rows = append(rows, row{fmt.Sprint(i, "-", pp), "a", []float64{1, 5}})
+			}
+		}
 	}
 	grid := AutoSumGrid(0, 500*AutoMaxRows)
 	var want float64
 	for _, g := range grid {
-		if g >= 30 && g < 35 {
+		if g >= 35 && g < 40 {
 			want = g
 		}
 	}
-	if want == 0 {
-		t.Fatal("no SUM grid point in [30, 35): change the test data")
+	if want == 0 || p.AutoStep() != 1 {
+		t.Fatalf("no SUM grid point in [35, 40) or λ = %v: change the test data", p.AutoStep())
 	}
 	for rep := 0; rep < 3; rep++ {
 		res := release(t, p, rows)
-		if !res.Auto || res.MaxRows != 6 || res.Bounds[1] != [2]float64{0, want} {
-			t.Fatalf("chose C = %d, SUM %v; want 6 and [0, %v]", res.MaxRows, res.Bounds[1], want)
+		if !res.Auto || res.MaxRows != 7 || res.Bounds[1] != [2]float64{0, want} {
+			t.Fatalf("chose C = %d, SUM %v; want 7 and [0, %v]", res.MaxRows, res.Bounds[1], want)
 		}
-		if res.Scales[0][0] != 6/p.Share || res.Scales[1][0] != want*Sigma/p.Share {
+		if res.Scales[0][0] != 7/p.Share || res.Scales[1][0] != want*Sigma/p.Share {
 			t.Fatalf("scales %v, want C/ε_i and b·σ/ε_i", res.Scales)
 		}
 		// The bounded truth: counts capped at 6, sums at want.
-		if c := res.Values[0][0]; math.Abs(c-(998+6+6)) > 0.5 {
-			t.Fatalf("COUNT %v, want 1010", c)
+		if c := res.Values[0][0]; math.Abs(c-(9980*6+20*7)) > 0.5 {
+			t.Fatalf("COUNT %v, want %v", c, 9980*6+20*7)
 		}
-		if s := res.Values[1][0]; math.Abs(s-(998*5+30+want)) > 1e-3 {
-			t.Fatalf("SUM %v, want %v", s, 998*5+30+want)
+		if s, w := res.Values[1][0], 9980*30+10*35+10*want; math.Abs(s-w) > 1e-2 {
+			t.Fatalf("SUM %v, want %v", s, w)
 		}
 	}
 }
@@ -152,11 +150,10 @@ func selUtilities(t *testing.T, a *Accumulator) [][]float64 {
 		t.Fatal(err)
 	}
 	in := a.autoValues()
-	q := a.p.AutoQuantile()
-	out := [][]float64{Utilities(q, autoCells(autoRowsGrid, in.rows), int64(len(in.rows)))}
+	out := [][]float64{a.p.AutoUtilities(autoRowsGrid, in.rows)}
 	for i, m := range a.p.Measures {
 		if m.Auto {
-			out = append(out, Utilities(q, autoCells(AutoSumGrid(m.Lo, m.Hi), in.sums[i]), int64(len(in.sums[i]))))
+			out = append(out, a.p.AutoUtilities(AutoSumGrid(m.Lo, m.Hi), in.sums[i]))
 		}
 	}
 	return out
@@ -221,11 +218,13 @@ func TestAutoSensitivityAdversarial(t *testing.T) {
 }
 
 // TestAuditAutoSelection: Clopper–Pearson audit of the selection of C
-// (the released chosen bound) on neighbours differing by a person with
-// 900 rows (above the grid's second-to-last point: the top cell, as 10,000
-// would be) in each of k = 10 groups; 40 base persons with 1–40 rows in
-// one group each. ε_a = 1 (ε = 10, Δ = 10, scale 20). Must fail: the same
-// selection with a k-blind Δ = 1 (scale 2).
+// (the released chosen bound) on neighbours differing by a person with 2
+// rows in each of k = 10 groups; 38 base persons with 1 row and 2 with 2
+// rows (one group each). ε_a = 1 (ε = 10, q ≈ 0.998, Δ = 10, scale 20,
+// λ = 20): the victim moves the utilities of C = 1 and C = 2 by 10.
+// Must fail: the same selection with a k-blind Δ = 1 (scale and λ 2), for
+// which these neighbours are balanced on D (u = −2 at C = 1 and 2) and
+// decided on D′.
 func TestAuditAutoSelection(t *testing.T) {
 	t.Parallel()
 	cfg := audit.Config{N: 10000}
@@ -235,22 +234,22 @@ func TestAuditAutoSelection(t *testing.T) {
 	}
 	p := mustPlan(t, Spec{MaxGroups: 10, MaxRows: AutoMaxRows, AutoRows: true, Domain: groups, Epsilon: 10,
 		Measures: []Measure{{Kind: Count}}})
-	if p.EpsAuto != 1 || p.AutoScale() != 20 || autoRowsGrid[len(autoRowsGrid)-2] >= 900 {
-		t.Fatalf("ε_a %v scale %v grid %v", p.EpsAuto, p.AutoScale(), autoRowsGrid)
+	// q = 1 − √2·10/(9·1000) ≈ 0.9984: targets round(q·40) = 40, round(q·50) = 50.
+	if p.EpsAuto != 1 || p.AutoScale() != 20 || p.AutoSensitivity() != 10 || Target(p.AutoQuantile(), 40) != 40 || Target(p.AutoQuantile(), 50) != 50 {
+		t.Fatalf("ε_a %v scale %v q %v", p.EpsAuto, p.AutoScale(), p.AutoQuantile())
 	}
 	fill := func(side int) *Accumulator {
 		a := p.Accumulator()
 		one := []float64{1}
 		for i := 0; i < 40; i++ {
-			for r := 0; r <= i; r++ {
+			for r := 0; r < 1+i/38; r++ {
 				a.Row(fmt.Sprint(i), groups[i%len(groups)], one)
 			}
 		}
 		if side == 1 {
 			for _, g := range groups {
-				for r := 0; r < 900; r++ {
-					a.Row("victim", g, one)
-				}
+				a.Row("victim", g, one)
+				a.Row("victim", g, one)
 			}
 		}
 		return a
@@ -268,7 +267,7 @@ func TestAuditAutoSelection(t *testing.T) {
 			t.Fatal(err)
 		}
 		in := a.autoValues()
-		u := Utilities(p.AutoQuantile(), autoCells(autoRowsGrid, in.rows), int64(len(in.rows)))
+		u := penalize(Utilities(p.AutoQuantile(), autoCells(autoRowsGrid, in.rows), int64(len(in.rows))), 2/p.EpsAuto)
 		j, err := agg.NoisyMax(u, 2/p.EpsAuto) // Δ = 1: blind to k
 		if err != nil {
 			t.Fatal(err)
