@@ -20,10 +20,7 @@ import (
 func TestUnitAutoBoundsOverTheWire(t *testing.T) {
 	ts := startServer(t, t.TempDir())
 	root := setupShop(t, ts)
-	mustExec(t, root, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
-	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
-	ana := ts.connect("ana", "ana-pw", "shop")
-	ana.SetMaxOpenConns(1) // one session: SHOW WARNINGS reads the last statement's
+	ana := shopAnalyst(t, ts, root, "ana")
 	ledger := func() float64 {
 		return queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger WHERE table_name = 'unit:shop.customer'")
 	}
