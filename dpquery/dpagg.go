@@ -42,6 +42,10 @@ import (
 const (
 	varEpsilon = "dp_epsilon"
 	varDelta   = "dp_delta"
+	// varBounds = 'auto' is the session path's max_rows_contributed_per_group
+	// = auto (docs/privacy/units.md §3a): C and the clamps of SUMs are chosen
+	// privately on a unit's tables; 'default' keeps the defaults of §5.
+	varBounds = "dp_contribution_bounds"
 )
 
 func init() {
@@ -50,6 +54,8 @@ func init() {
 			Type: types.NewSystemDoubleType(varEpsilon, 0, 1e6), Default: float64(0)},
 		&sql.MysqlSystemVariable{Name: varDelta, Scope: sql.GetMysqlScope(sql.SystemVariableScope_Session), Dynamic: true,
 			Type: types.NewSystemDoubleType(varDelta, 0, 1), Default: float64(0)},
+		&sql.MysqlSystemVariable{Name: varBounds, Scope: sql.GetMysqlScope(sql.SystemVariableScope_Session), Dynamic: true,
+			Type: types.NewSystemEnumType(varBounds, "default", "auto"), Default: "default"},
 	})
 }
 
@@ -357,7 +363,7 @@ func (g *Planner) planUnit(ctx *sql.Context, root sql.Node, gb *plan.GroupBy, wr
 	opt := rel.Options{Epsilon: eps, Delta: sessionDelta(ctx, g.cat)}
 	var bounds []rel.ArgBounds
 	if c, ok := clauseOf(ctx); ok {
-		opt.MaxGroups, opt.MaxRows = c.Options.MaxGroups, c.Options.MaxRows
+		opt.MaxGroups, opt.MaxRows, opt.AutoRows = c.Options.MaxGroups, c.Options.MaxRows, c.Options.AutoRows
 		if col := c.Options.PrivacyUnitColumn; col != "" {
 			tbl, name, dotted := strings.Cut(col, ".")
 			if !dotted {
@@ -366,7 +372,11 @@ func (g *Planner) planUnit(ctx *sql.Context, root sql.Node, gb *plan.GroupBy, wr
 			opt.PrivacyUnitColumn = &rel.Col{Table: tbl, Column: name}
 		}
 		for _, b := range c.Bounds {
-			bounds = append(bounds, rel.ArgBounds{Func: b.Func, Arg: b.Arg, Bounds: [2]float64{b.Lo, b.Hi}})
+			bounds = append(bounds, rel.ArgBounds{Func: b.Func, Arg: b.Arg, Bounds: [2]float64{b.Lo, b.Hi}, Auto: b.Auto})
+		}
+	} else if v, err := ctx.GetSessionVariable(ctx, varBounds); err == nil {
+		if sv, ok := v.(string); ok && strings.EqualFold(sv, "auto") {
+			opt.AutoRows = true
 		}
 	}
 	leaf, err := rel.PlanGroupBy(gb, opt, bounds, rel.CatalogMeta{Cat: g.cat, Schemas: g.env.Store},

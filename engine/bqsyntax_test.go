@@ -17,10 +17,7 @@ import (
 func TestBigQuerySyntaxOverTheWire(t *testing.T) {
 	ts := startServer(t, t.TempDir())
 	root := setupShop(t, ts)
-	mustExec(t, root, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
-	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
-	ana := ts.connect("ana", "ana-pw", "shop")
-	ana.SetMaxOpenConns(1)
+	ana := shopAnalyst(t, ts, root, "ana")
 
 	// No session ε: the clause alone carries the budget.
 	n := queryFloat(t, ana, "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 2, delta = 1e-7, max_groups_contributed = 1) COUNT(*) FROM orders")

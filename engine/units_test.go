@@ -246,10 +246,7 @@ func setupShop(t *testing.T, ts *testServer) *sql.DB {
 func TestUnitQueriesOverTheWire(t *testing.T) {
 	ts := startServer(t, t.TempDir())
 	root := setupShop(t, ts)
-	mustExec(t, root, "CREATE USER 'ana'@'%' IDENTIFIED BY 'ana-pw'")
-	mustExec(t, root, "GRANT SELECT, EXECUTE ON shop.* TO 'ana'@'%'")
-	ana := ts.connect("ana", "ana-pw", "shop")
-	ana.SetMaxOpenConns(1)
+	ana := shopAnalyst(t, ts, root, "ana")
 	for _, q := range []string{"SELECT * FROM customers", "SELECT * FROM orders", "SELECT * FROM items"} {
 		wantErr(t, ana, q, "protected")
 	}

@@ -1,13 +1,19 @@
 // Command dpsql-units-accuracy measures the accuracy of person-level DP
 // aggregates (issue 27, docs/results/units.md) on a synthetic shop:
 // customers(id, region) ← orders(id, customer_id, amount), 10⁵ customers
-// with 1–100 heavy-tailed orders each. It runs the privacy-unit compiler
+// with 1–100 heavy-tailed orders each (-gen pareto: Pareto(1.1), the
+// issue's shop; -gen lognormal: a less extreme log-normal). It runs the privacy-unit compiler
 // (dpquery/rel) in process on an in-memory source and reports, for groups
 // with at least -min-group customers, the relative error of the DP answer
 // against the true (unbounded) answer, and the bias that contribution
 // bounding alone causes.
 //
 //	go run ./cmd/dpsql-units-accuracy -customers 100000 -reps 5
+//	go run ./cmd/dpsql-units-accuracy -customers 100000 -reps 5 -gen lognormal
+//
+// The automatic configuration (max_rows_contributed_per_group = auto) has
+// no tuned parameter: its quantile level and ε fraction are the public
+// constants of mechanism/bound (docs/privacy/units.md §3a).
 package main
 
 import (
@@ -75,7 +81,18 @@ func (s *shop) ScanValues(db, table string, cols []string, fn func(row []any) er
 
 const regions = 30
 
-func build(customers int, seed uint64) *shop {
+// orders draws one customer's number of orders in [1, 100].
+func orders(g *gen, kind string) int {
+	if kind == "lognormal" {
+		// exp(N(1, 1)): median e ≈ 2.7, mean ≈ 4.5, a light tail.
+		z := math.Sqrt(-2*math.Log(1-g.float())) * math.Cos(2*math.Pi*g.float())
+		return int(math.Max(1, math.Min(100, math.Round(math.Exp(1+z)))))
+	}
+	// Pareto(α = 1.1) truncated to [1, 100]: heavy-tailed orders.
+	return int(math.Min(100, math.Floor(math.Pow(1-g.float(), -1/1.1))))
+}
+
+func build(customers int, seed uint64, kind string) *shop {
 	g := gen(seed)
 	s := &shop{entries: map[string]catalog.Table{}, schema: map[string][]string{
 		"s.customers": {"id", "region"}, "s.orders": {"id", "customer_id", "amount"},
@@ -100,8 +117,7 @@ func build(customers int, seed uint64) *shop {
 			u -= w[r]
 		}
 		s.rows["s.customers"] = append(s.rows["s.customers"], []any{int64(c), labels[r]})
-		// Pareto(α = 1.1) truncated to [1, 100]: heavy-tailed orders.
-		n := int(math.Min(100, math.Floor(math.Pow(1-g.float(), -1/1.1))))
+		n := orders(&g, kind)
 		for i := 0; i < n; i++ {
 			a := 5 + 495*math.Pow(g.float(), 3) // skewed amounts in [5, 500]
 			s.rows["s.orders"] = append(s.rows["s.orders"], []any{oid, int64(c), a})
@@ -123,21 +139,28 @@ func main() {
 	eps := flag.Float64("epsilon", 1, "ε per query")
 	minGroup := flag.Int("min-group", 1000, "report groups with at least this many customers")
 	seed := flag.Uint64("seed", 27, "data seed")
+	kind := flag.String("gen", "pareto", "orders per customer: pareto (α = 1.1, the issue's shop) or lognormal (exp(N(1, 1)))")
 	flag.Parse()
-	s := build(*customers, *seed)
-	fmt.Printf("synthetic shop: %d customers, %d orders, %d regions (seed %d)\n\n", *customers, len(s.rows["s.orders"]), regions, *seed)
+	if *kind != "pareto" && *kind != "lognormal" {
+		fmt.Fprintln(os.Stderr, "-gen must be pareto or lognormal")
+		os.Exit(2)
+	}
+	s := build(*customers, *seed, *kind)
+	fmt.Printf("synthetic shop (%s): %d customers, %d orders, %d regions (seed %d)\n\n", *kind, *customers, len(s.rows["s.orders"]), regions, *seed)
 
 	type cfg struct {
 		name   string
 		c      int
 		bounds *[2]float64
+		auto   bool
 	}
 	cfgs := []cfg{
-		{"defaults (C = 1, SUM bounds C·[0, 500])", 0, nil},
-		{"C = 10 (SUM bounds [0, 5000])", 10, nil},
-		{"C = 30 (SUM bounds [0, 15000])", 30, nil},
-		{"C = 100 (SUM bounds [0, 50000])", 100, nil},
-		{"C = 20, SUM contribution_bounds_per_group => (0, 2000)", 20, &[2]float64{0, 2000}},
+		{"defaults (C = 1, SUM bounds C·[0, 500])", 0, nil, false},
+		{"C = 10 (SUM bounds [0, 5000])", 10, nil, false},
+		{"C = 30 (SUM bounds [0, 15000])", 30, nil, false},
+		{"C = 100 (SUM bounds [0, 50000])", 100, nil, false},
+		{"C = 20, SUM contribution_bounds_per_group => (0, 2000)", 20, &[2]float64{0, 2000}, false},
+		{"auto (max_rows_contributed_per_group = auto: C and SUM bounds chosen privately)", 0, nil, true},
 	}
 	fmt.Println("| configuration | groups ≥ min | COUNT: bias | COUNT: median / max rel. error | SUM: bias | SUM: median / max rel. error | within 5 % |")
 	fmt.Println("|---|---|---|---|---|---|---|")
@@ -146,15 +169,15 @@ func main() {
 			From:    rel.Join{Left: rel.Scan{DB: "s", Table: "orders", Alias: "o"}, Right: rel.Scan{DB: "s", Table: "customers", Alias: "c"}, LeftCol: rel.Col{Table: "o", Column: "customer_id"}, RightCol: rel.Col{Table: "c", Column: "id"}},
 			GroupBy: []rel.Col{{Table: "c", Column: "region"}},
 			Aggs:    []rel.Agg{{Kind: bound.Count}, {Kind: bound.Sum, Col: &rel.Col{Table: "o", Column: "amount"}, Bounds: c.bounds}},
-			Options: rel.Options{Epsilon: *eps, MaxRows: c.c},
+			Options: rel.Options{Epsilon: *eps, MaxRows: c.c, AutoRows: c.auto},
 		}
 		p, err := rel.Compile(q, s)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
-		tr := truths(s, p, c.c, c.bounds)
 		var cErr, sErr []float64
+		var chosen []string
 		var cBias, sBias []float64
 		groups := 0
 		allWithin := true
@@ -163,6 +186,11 @@ func main() {
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
+			}
+			// The bounds of this release (the chosen ones under auto).
+			tr := truths(s, res.Bound.MaxRows, res.Bound.Bounds[1][1])
+			if c.auto {
+				chosen = append(chosen, fmt.Sprintf("C = %d, SUM ≤ %.4g", res.Bound.MaxRows, res.Bound.Bounds[1][1]))
 			}
 			groups = 0
 			for _, row := range res.Rows {
@@ -174,7 +202,7 @@ func main() {
 				ce := math.Abs(float64(row[1].(int64))-t.count) / t.count
 				se := math.Abs(row[2].(float64)-t.sum) / t.sum
 				cErr, sErr = append(cErr, ce), append(sErr, se)
-				if rep == 0 {
+				if rep == 0 || c.auto {
 					cBias = append(cBias, (t.bCount-t.count)/t.count)
 					sBias = append(sBias, (t.bSum-t.sum)/t.sum)
 				}
@@ -185,20 +213,16 @@ func main() {
 		}
 		fmt.Printf("| %s | %d | %s | %.2g %% / %.2g %% | %s | %.2g %% / %.2g %% | %v |\n", c.name, groups,
 			rng(cBias), 100*median(cErr), 100*maxOf(cErr), rng(sBias), 100*median(sErr), 100*maxOf(sErr), allWithin)
+		if len(chosen) > 0 {
+			fmt.Printf("\nauto: chosen per release: %s\n", strings.Join(chosen, "; "))
+		}
 	}
 	fmt.Printf("\nε = %v per query (split equally between COUNT and SUM), k = 1 (a customer has one region), %d releases per configuration; errors are against the true unbounded COUNT(*) of orders and SUM(amount); bias is (bounded truth − truth)/truth, the range over the reported groups.\n", *eps, *reps)
 }
 
 // truths computes, per region, the true and the contribution-bounded
 // answers (exactly as mechanism/bound bounds them, without noise).
-func truths(s *shop, p *rel.Plan, c int, b *[2]float64) map[string]*truth {
-	if c == 0 {
-		c = 1
-	}
-	hi := float64(c) * 500
-	if b != nil {
-		hi = b[1]
-	}
+func truths(s *shop, c int, hi float64) map[string]*truth {
 	region := map[int64]string{}
 	for _, r := range s.rows["s.customers"] {
 		region[r[0].(int64)] = r[1].(string)

@@ -77,11 +77,15 @@ func FromGroupBy(gb *plan.GroupBy, opt Options, bounds []ArgBounds) (Query, []Ou
 			if !bounds[i].matches(e, a) {
 				continue
 			}
-			if a.Bounds != nil && *a.Bounds != bounds[i].Bounds {
+			if (a.Bounds != nil || a.Auto) && (bounds[i].Auto != a.Auto || (a.Bounds != nil && *a.Bounds != bounds[i].Bounds)) {
 				return Query{}, nil, refuse("%s is given two different contribution_bounds_per_group", e)
 			}
-			b := bounds[i].Bounds
-			a.Bounds = &b
+			if bounds[i].Auto {
+				a.Auto = true
+			} else {
+				b := bounds[i].Bounds
+				a.Bounds = &b
+			}
 			bounds[i].used = true
 		}
 		outs = append(outs, Out{Group: -1, Agg: len(q.Aggs)})
@@ -100,6 +104,7 @@ func FromGroupBy(gb *plan.GroupBy, opt Options, bounds []ArgBounds) (Query, []Ou
 type ArgBounds struct {
 	Func, Arg string
 	Bounds    [2]float64
+	Auto      bool // contribution_bounds_per_group => auto (Bounds unused)
 	used      bool
 }
 

@@ -66,7 +66,7 @@ func bigQuery(t *testing.T, m *mem, q string) (*Plan, [][]any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	opt := Options{Epsilon: rw.Options.Epsilon, Delta: rw.Options.Delta, MaxGroups: rw.Options.MaxGroups, MaxRows: rw.Options.MaxRows}
+	opt := Options{Epsilon: rw.Options.Epsilon, Delta: rw.Options.Delta, MaxGroups: rw.Options.MaxGroups, MaxRows: rw.Options.MaxRows, AutoRows: rw.Options.AutoRows}
 	if c := rw.Options.PrivacyUnitColumn; c != "" {
 		tbl, name, ok := strings.Cut(c, ".")
 		if !ok {
@@ -76,7 +76,7 @@ func bigQuery(t *testing.T, m *mem, q string) (*Plan, [][]any, error) {
 	}
 	var bounds []ArgBounds
 	for _, b := range rw.Bounds {
-		bounds = append(bounds, ArgBounds{Func: b.Func, Arg: b.Arg, Bounds: [2]float64{b.Lo, b.Hi}})
+		bounds = append(bounds, ArgBounds{Func: b.Func, Arg: b.Arg, Bounds: [2]float64{b.Lo, b.Hi}, Auto: b.Auto})
 	}
 	gq, outs, err := FromGroupBy(parseGroupBy(t, rw.SQL), opt, bounds)
 	if err != nil {

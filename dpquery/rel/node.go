@@ -167,7 +167,7 @@ func (n *Aggregate) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) {
 			_ = n.deps.Cat.StoreAnswer(n.p.Tables[0], id, blob) // a lost cache entry only costs a new release
 		}
 	}
-	ctx.Warn(1105, "dp: %s", n.p.Describe())
+	ctx.Warn(1105, "dp: %s", n.p.DescribeRelease(r.Bound))
 	return sql.RowsToRowIter(n.rows(ctx, r)...), nil
 }
 

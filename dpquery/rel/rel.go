@@ -58,14 +58,21 @@ type Agg struct {
 	Kind   bound.Kind
 	Col    *Col
 	Bounds *[2]float64
+	// Auto (SUM only; contribution_bounds_per_group => auto): the clamp is
+	// chosen privately inside max_rows_contributed_per_group's upper limit
+	// times the declared bounds (docs/privacy/units.md §3a).
+	Auto bool
 }
 
 // Options are the query's privacy parameters (BigQuery's OPTIONS or the
 // session's dp_epsilon / dp_delta).
 type Options struct {
-	Epsilon, Delta    float64
-	MaxGroups         int  // max_groups_contributed; 0: DefaultMaxGroups
-	MaxRows           int  // max_rows_contributed_per_group (COUNT); 0: DefaultMaxRows
+	Epsilon, Delta float64
+	MaxGroups      int // max_groups_contributed; 0: DefaultMaxGroups
+	MaxRows        int // max_rows_contributed_per_group (COUNT); 0: DefaultMaxRows
+	// AutoRows (max_rows_contributed_per_group = auto): C is chosen
+	// privately, and so is the clamp of every SUM without explicit bounds.
+	AutoRows          bool
 	PrivacyUnitColumn *Col // must hold the person of the declared unit
 }
 
@@ -437,6 +444,12 @@ func (p *Plan) compileOptions(o Options) error {
 	}
 	p.spec.Epsilon, p.spec.Delta = o.Epsilon, o.Delta
 	p.spec.MaxGroups, p.spec.MaxRows = o.MaxGroups, o.MaxRows
+	if o.AutoRows {
+		if o.MaxRows != 0 {
+			return refuse("max_rows_contributed_per_group is either a number or auto, not both")
+		}
+		p.spec.MaxRows, p.spec.AutoRows = bound.AutoMaxRows, true
+	}
 	if p.spec.MaxGroups == 0 {
 		p.spec.MaxGroups = DefaultMaxGroups
 	}
@@ -600,8 +613,8 @@ func (p *Plan) compileAggs(q Query) error {
 		m := bound.Measure{Kind: a.Kind}
 		switch a.Kind {
 		case bound.Count:
-			if a.Bounds != nil {
-				return refuse("COUNT takes no contribution bounds: a person counts at most max_rows_contributed_per_group rows per group")
+			if a.Bounds != nil || a.Auto {
+				return refuse("COUNT takes no contribution bounds: a person counts at most max_rows_contributed_per_group rows per group (max_rows_contributed_per_group = auto chooses it privately)")
 			}
 		case bound.Sum, bound.Avg:
 			if r == nil {
@@ -610,7 +623,19 @@ func (p *Plan) compileAggs(q Query) error {
 			s := p.scans[r.scan]
 			read := s.entry.ReadOf(r.col)
 			s.readOf[strings.ToLower(r.col)] = read
+			auto := a.Auto || (p.spec.AutoRows && a.Kind == bound.Sum && a.Bounds == nil)
 			switch {
+			case a.Auto && a.Bounds != nil:
+				return refuse("%s(%s): contribution_bounds_per_group is either (lo, hi) or auto, not both", a.Kind, r.col)
+			case a.Auto && a.Kind != bound.Sum:
+				return refuse("contribution_bounds_per_group => auto is for SUM; AVG's per-person mean lies in the column's declared bounds, or give (lo, hi)")
+			case auto && !read.Bounded:
+				return refuse("%s(%s) with automatic bounds needs the column's declared bounds, the public limits of the choice (CALL dp_bounds('%s', '%s', lo, hi))", a.Kind, r.col, s.Table, r.col)
+			case auto:
+				// The public outer limits: C_max rows' worth of the
+				// declared bounds; the clamp is chosen inside them.
+				c := float64(bound.AutoMaxRows)
+				m.Lo, m.Hi, m.Auto = c*math.Min(read.Lo, 0), c*math.Max(read.Hi, 0), true
 			case a.Bounds != nil:
 				m.Lo, m.Hi = a.Bounds[0], a.Bounds[1]
 			case !read.Bounded:
@@ -698,6 +723,37 @@ func (p *Plan) Describe() string {
 	if p.spec.Domain == nil {
 		sel = fmt.Sprintf("groups selected privately: a group is shown if its noisy person count exceeds %.6g (scale %.6g)", p.bp.Threshold(), p.bp.SelectScale())
 	}
-	return fmt.Sprintf("unit %s, ε = %v, δ = %v, max_groups_contributed = %d, max_rows_contributed_per_group = %d; %s; %s",
-		p.Unit, p.spec.Epsilon, p.spec.Delta, p.spec.MaxGroups, p.spec.MaxRows, sel, strings.Join(parts, "; "))
+	rows := fmt.Sprint(p.spec.MaxRows)
+	if p.spec.AutoRows {
+		rows = fmt.Sprintf("auto (in [1, %d])", bound.AutoMaxRows)
+	}
+	auto := ""
+	if p.bp.EpsAuto > 0 {
+		auto = fmt.Sprintf("; automatic bounds: ε = %.6g per selection (quantile %.6g of the per-person per-group contributions, report-noisy-max scale %.6g), the release the rest", p.bp.EpsAuto, p.bp.AutoQuantile(), p.bp.AutoScale())
+	}
+	return fmt.Sprintf("unit %s, ε = %v, δ = %v, max_groups_contributed = %d, max_rows_contributed_per_group = %s%s; %s; %s",
+		p.Unit, p.spec.Epsilon, p.spec.Delta, p.spec.MaxGroups, rows, auto, sel, strings.Join(parts, "; "))
+}
+
+// DescribeRelease is Describe with the bounds and scales a release used
+// (the privately chosen ones, a DP output, when the query asked for auto).
+func (p *Plan) DescribeRelease(r *bound.Result) string {
+	if r == nil || !r.Auto || len(r.Bounds) != len(p.spec.Measures) {
+		return p.Describe()
+	}
+	var parts []string
+	for i, m := range p.spec.Measures {
+		if m.Auto {
+			parts = append(parts, fmt.Sprintf("%s bounds [%v, %v] (scale %.6g)", m.Kind, r.Bounds[i][0], r.Bounds[i][1], r.Scales[i][0]))
+		}
+	}
+	if p.spec.AutoRows && len(r.Scales) > 0 {
+		for i, m := range p.spec.Measures {
+			if m.Kind == bound.Count {
+				parts = append([]string{fmt.Sprintf("max_rows_contributed_per_group = %d (COUNT scale %.6g)", r.MaxRows, r.Scales[i][0])}, parts...)
+				break
+			}
+		}
+	}
+	return p.Describe() + "; chosen privately: " + strings.Join(parts, ", ")
 }

@@ -26,11 +26,15 @@ type Options struct {
 	HasDelta          bool
 	MaxGroups         int
 	MaxRows           int
+	AutoRows          bool   // max_rows_contributed_per_group = auto
 	PrivacyUnitColumn string // as written: column or table.column
 }
 
-// Bounds is a contribution_bounds_per_group argument.
-type Bounds struct{ Lo, Hi float64 }
+// Bounds is a contribution_bounds_per_group argument: (Lo, Hi), or auto.
+type Bounds struct {
+	Lo, Hi float64
+	Auto   bool
+}
 
 // Bounded is one aggregate call that carried contribution bounds: its
 // function (lower case) and its argument's text (spaces removed), which is
@@ -265,9 +269,13 @@ func (r *Rewritten) options(toks []token, i int) (int, error) {
 				r.Options.Delta, r.Options.HasDelta = f, true
 			}
 		case "max_groups_contributed", "max_rows_contributed_per_group":
+			if name == "max_rows_contributed_per_group" && strings.EqualFold(val, "auto") && toks[i-1].word {
+				r.Options.AutoRows = true
+				break
+			}
 			n, err := strconv.Atoi(val)
 			if err != nil || n < 1 {
-				return 0, synErr("%s must be a positive integer, got %q", name, val)
+				return 0, synErr("%s must be a positive integer%s, got %q", name, map[bool]string{true: " or auto"}[name == "max_rows_contributed_per_group"], val)
 			}
 			if name == "max_groups_contributed" {
 				r.Options.MaxGroups = n
@@ -293,13 +301,19 @@ func (r *Rewritten) options(toks []token, i int) (int, error) {
 func boundsArg(toks []token, i int) (Bounds, int, error) {
 	want := func(s string) error {
 		if i >= len(toks) || toks[i].text != s {
-			return synErr("contribution_bounds_per_group => (lower, upper): expected %q", s)
+			return synErr("contribution_bounds_per_group => (lower, upper) or => auto: expected %q", s)
 		}
 		i++
 		return nil
 	}
 	if err := want("=>"); err != nil {
 		return Bounds{}, 0, err
+	}
+	if i < len(toks) && toks[i].word && strings.EqualFold(toks[i].text, "auto") {
+		if i+1 >= len(toks) || toks[i+1].text != ")" {
+			return Bounds{}, 0, synErr("contribution_bounds_per_group must be the aggregate's last argument")
+		}
+		return Bounds{Auto: true}, i + 1, nil
 	}
 	if err := want("("); err != nil {
 		return Bounds{}, 0, err
@@ -335,7 +349,7 @@ func boundsArg(toks []token, i int) (Bounds, int, error) {
 	if !(vals[0] < vals[1]) {
 		return Bounds{}, 0, synErr("contribution_bounds_per_group: lower %v must be below upper %v", vals[0], vals[1])
 	}
-	return Bounds{vals[0], vals[1]}, i, nil
+	return Bounds{Lo: vals[0], Hi: vals[1]}, i, nil
 }
 
 // number parses a finite decimal number (digits, '.', exponent).

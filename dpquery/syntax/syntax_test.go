@@ -19,7 +19,7 @@ WHERE c.name <> 'SUM(contribution_bounds_per_group)' GROUP BY c.region`
 	if o.Epsilon != 1 || o.Delta != 1e-5 || !o.HasDelta || o.MaxGroups != 2 || o.MaxRows != 0 || o.PrivacyUnitColumn != "o.customer_id" {
 		t.Fatalf("options %+v", o)
 	}
-	if len(r.Bounds) != 2 || r.Bounds[0] != (Bounded{"sum", "o.amount", Bounds{0, 500}}) || r.Bounds[1] != (Bounded{"avg", "o.amount", Bounds{-2.5, 100}}) {
+	if len(r.Bounds) != 2 || r.Bounds[0] != (Bounded{"sum", "o.amount", Bounds{Lo: 0, Hi: 500}}) || r.Bounds[1] != (Bounded{"avg", "o.amount", Bounds{Lo: -2.5, Hi: 100}}) {
 		t.Fatalf("bounds %v", r.Bounds)
 	}
 	want := `SELECT
@@ -31,6 +31,24 @@ WHERE c.name <> 'SUM(contribution_bounds_per_group)' GROUP BY c.region`
 	}
 	if Has("SELECT COUNT(*) FROM t") || !Has("select  with\ndifferential_privacy options(epsilon=1) count(*) from t") {
 		t.Fatal("Has")
+	}
+}
+
+// TestRewriteAuto: max_rows_contributed_per_group = auto and
+// contribution_bounds_per_group => auto (docs/privacy/units.md §3a).
+func TestRewriteAuto(t *testing.T) {
+	r, err := Rewrite(`SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, max_rows_contributed_per_group = AUTO) c.region, COUNT(*), SUM(o.amount, contribution_bounds_per_group => auto) FROM o GROUP BY c.region`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Options.AutoRows || r.Options.MaxRows != 0 {
+		t.Fatalf("options %+v", r.Options)
+	}
+	if len(r.Bounds) != 1 || r.Bounds[0] != (Bounded{"sum", "o.amount", Bounds{Auto: true}}) {
+		t.Fatalf("bounds %+v", r.Bounds)
+	}
+	if want := "SELECT c.region, COUNT(*), SUM(o.amount) FROM o GROUP BY c.region"; r.SQL != want {
+		t.Fatalf("rewritten %q, want %q", r.SQL, want)
 	}
 }
 
@@ -49,6 +67,11 @@ func TestRewriteRefusals(t *testing.T) {
 		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, delta = 1) COUNT(*) FROM t":                                "delta",
 		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) COUNT(*) FROM t WHERE a = 'x":                              "unterminated",
 		"SELECT COUNT(*) FROM t": "does not start",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, max_rows_contributed_per_group = automatic) COUNT(*) FROM t": "positive integer or auto",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, max_groups_contributed = auto) COUNT(*) FROM t":              "positive integer",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, max_rows_contributed_per_group = 'auto') COUNT(*) FROM t":    "positive integer or auto",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) SUM(x, contribution_bounds_per_group => auto, 3) FROM t":     "last argument",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) SUM(x, contribution_bounds_per_group => automatic) FROM t":   "expected",
 	} {
 		_, err := Rewrite(q)
 		if err == nil || !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), frag) {

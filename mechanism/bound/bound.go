@@ -37,6 +37,9 @@ func (k Kind) String() string {
 type Measure struct {
 	Kind   Kind
 	Lo, Hi float64
+	// Auto (SUM only): [Lo, Hi] (Lo ≤ 0 ≤ Hi) are the outer limits and the
+	// clamp is chosen privately inside them (auto.go).
+	Auto bool
 }
 
 // Limits on public parameters (memory and the noise grid stay small).
@@ -55,7 +58,10 @@ var Sigma = mechanism.SumSlack(mechanism.MaxSumRows)
 type Spec struct {
 	MaxGroups int // k: groups a person may contribute to
 	MaxRows   int // C: rows a person may contribute to one group's COUNT
-	Measures  []Measure
+	// AutoRows: C is chosen privately in [1, AutoMaxRows] (auto.go);
+	// MaxRows must then be AutoMaxRows.
+	AutoRows bool
+	Measures []Measure
 	// Domain lists the public group keys in output order; nil means the
 	// groups are selected privately among those present (needs Delta).
 	Domain  []string
@@ -70,6 +76,8 @@ type Plan struct {
 	Spec
 	Share     float64 // ε of each vector
 	EpsSelect float64 // ε of the selection counts (0 with a domain)
+	EpsAuto   float64 // ε of each automatic-bound selection (0: none)
+	autos     int
 	vectors   int
 	tau       float64
 }
@@ -94,6 +102,9 @@ func New(s Spec) (*Plan, error) {
 	if len(s.Measures) == 0 {
 		return nil, specErr("nothing to measure")
 	}
+	if s.AutoRows && s.MaxRows != AutoMaxRows {
+		return nil, specErr("automatic max_rows_contributed_per_group needs MaxRows = %d (its upper limit), got %d", AutoMaxRows, s.MaxRows)
+	}
 	if !(s.Epsilon > 0) || !finite(s.Epsilon) {
 		return nil, specErr("epsilon must be positive and finite, got %v", s.Epsilon)
 	}
@@ -113,6 +124,9 @@ func New(s Spec) (*Plan, error) {
 	}
 	v := 0
 	for i, m := range s.Measures {
+		if m.Auto && (m.Kind != Sum || m.Lo > 0 || m.Hi < 0) {
+			return nil, specErr("automatic bounds are for SUM with outer limits around 0 (measure %d: %s [%v, %v])", i, m.Kind, m.Lo, m.Hi)
+		}
 		switch m.Kind {
 		case Count:
 			v++
@@ -124,6 +138,7 @@ func New(s Spec) (*Plan, error) {
 			if m.Kind == Avg {
 				v++
 			}
+
 		default:
 			return nil, specErr("unknown aggregate %v", m.Kind)
 		}
@@ -131,7 +146,16 @@ func New(s Spec) (*Plan, error) {
 	if s.Domain == nil {
 		v++
 	}
-	p := &Plan{Spec: s, Share: s.Epsilon / float64(v), vectors: v}
+	p := &Plan{Spec: s, Share: s.Epsilon / float64(v), vectors: v, autos: autoCount(s)}
+	if p.autos > 0 {
+		// Sequential composition: AutoFraction·ε for the selections,
+		// the rest for the release's vectors.
+		p.EpsAuto = AutoFraction * s.Epsilon / float64(p.autos)
+		p.Share = (1 - AutoFraction) * s.Epsilon / float64(v)
+		if p.EpsAuto < noise.LaplaceMinEpsilon(1) {
+			return nil, specErr("ε share %v per automatic bound is below the sampler's minimum %v", p.EpsAuto, noise.LaplaceMinEpsilon(1))
+		}
+	}
 	g := 1
 	if s.Domain != nil {
 		g = len(s.Domain)
@@ -195,7 +219,7 @@ func (p *Plan) Threshold() float64 { return p.tau }
 // the selection as one generic (ε_τ, δ) event.
 func (p *Plan) Events() []budget.Event {
 	n := p.vectors
-	var ev []budget.Event
+	ev := p.autoEvents()
 	if p.Domain == nil {
 		ev = append(ev, budget.Event{Kind: budget.Generic, Epsilon: p.EpsSelect, Delta: p.Delta})
 		n--
@@ -209,6 +233,7 @@ func (p *Plan) Events() []budget.Event {
 // cell is one person's rows in one group: per measure the rows with a
 // value and their (compensated) sum.
 type cell struct {
+	all  int64 // every row (the value of C's selection)
 	rows []int64
 	sums []mechanism.CompensatedSum
 }
@@ -216,6 +241,7 @@ type cell struct {
 type person struct {
 	cells map[string]*cell
 	order []string // groups in first-seen order
+	keep  []string // the kept groups (Bound)
 }
 
 // Accumulator collects the rows of one release. Its memory is linear in
@@ -258,12 +284,37 @@ func (a *Accumulator) Row(personID, group string, vals []float64) {
 		ps.cells[group] = c
 		ps.order = append(ps.order, group)
 	}
+	c.all++
 	for i := range a.p.Measures {
 		if v := vals[i]; finite(v) {
 			c.rows[i]++
 			c.sums[i].Add(v)
 		}
 	}
+}
+
+// sampleGroups draws each person's kept groups: all of them if at most k,
+// else a uniform k-subset (crypto RNG).
+func (a *Accumulator) sampleGroups() error {
+	p := a.p
+	for _, ps := range a.persons {
+		keep := ps.order
+		if len(keep) > p.MaxGroups {
+			sub, err := noise.SampleSubset(len(keep), p.MaxGroups)
+			if err != nil {
+				return fmt.Errorf("bound: group sample: %w", err)
+			}
+			kept := make([]string, 0, p.MaxGroups)
+			for j, g := range keep {
+				if sub.Has(j) {
+					kept = append(kept, g)
+				}
+			}
+			keep = kept
+		}
+		ps.keep = keep
+	}
+	return nil
 }
 
 // total is one group's bounded, pre-noise statistics.
@@ -282,30 +333,28 @@ type Bounded struct {
 	Persons []float64   // per group: persons contributing (selection)
 	First   [][]float64 // [measure][group]
 	Second  [][]float64 // [measure][group], AVG only
+	// The bounds used: the Spec's, or those chosen privately (auto.go).
+	MaxRows int
+	Lo, Hi  []float64
 }
 
 // Bound draws each person's kept groups (at most k, uniformly with the
-// crypto RNG) and computes the bounded statistics.
+// crypto RNG), chooses the automatic bounds if any (on the kept pairs:
+// the same draw serves the selection and the release) and computes the
+// bounded statistics.
 func (a *Accumulator) Bound() (*Bounded, error) {
 	p := a.p
 	nm := len(p.Measures)
+	if err := a.sampleGroups(); err != nil {
+		return nil, err
+	}
+	ch, err := a.choose()
+	if err != nil {
+		return nil, err
+	}
 	totals := map[string]*total{}
 	for _, ps := range a.persons {
-		keep := ps.order
-		if len(keep) > p.MaxGroups {
-			sub, err := noise.SampleSubset(len(keep), p.MaxGroups)
-			if err != nil {
-				return nil, fmt.Errorf("bound: group sample: %w", err)
-			}
-			kept := make([]string, 0, p.MaxGroups)
-			for j, g := range keep {
-				if sub.Has(j) {
-					kept = append(kept, g)
-				}
-			}
-			keep = kept
-		}
-		for _, g := range keep {
+		for _, g := range ps.keep {
 			c := ps.cells[g]
 			t := totals[g]
 			if t == nil {
@@ -320,9 +369,9 @@ func (a *Accumulator) Bound() (*Bounded, error) {
 				}
 				switch m.Kind {
 				case Count:
-					t.first[i] += float64(min(rows, int64(p.MaxRows)))
+					t.first[i] += float64(min(rows, int64(ch.maxRows)))
 				case Sum:
-					t.second[i].Add(mechanism.Clip(c.sums[i].Sum(), m.Lo, m.Hi), 0)
+					t.second[i].Add(mechanism.Clip(c.sums[i].Sum(), ch.lo[i], ch.hi[i]), 0)
 				case Avg:
 					mc, _ := mid(m.Lo, m.Hi)
 					t.first[i]++
@@ -339,7 +388,8 @@ func (a *Accumulator) Bound() (*Bounded, error) {
 		}
 		sort.Strings(keys)
 	}
-	b := &Bounded{Keys: keys, Persons: make([]float64, len(keys)), First: make([][]float64, nm), Second: make([][]float64, nm)}
+	b := &Bounded{Keys: keys, Persons: make([]float64, len(keys)), First: make([][]float64, nm), Second: make([][]float64, nm),
+		MaxRows: ch.maxRows, Lo: ch.lo, Hi: ch.hi}
 	for i := range p.Measures {
 		b.First[i] = make([]float64, len(keys))
 		b.Second[i] = make([]float64, len(keys))
@@ -369,6 +419,10 @@ type Result struct {
 	Values    [][]float64 // [measure][group]
 	Scales    [][2]float64
 	Threshold float64 // selection only
+	// The bounds of the release (chosen privately when Auto).
+	Auto    bool
+	MaxRows int
+	Bounds  [][2]float64 // per measure (SUM, AVG)
 }
 
 // Release bounds the contributions and adds the noise.
@@ -382,7 +436,11 @@ func (a *Accumulator) Release() (*Result, error) {
 
 // noisy adds the noise to bounded statistics and post-processes them.
 func (p *Plan) noisy(b *Bounded) (*Result, error) {
-	r := &Result{Scales: make([][2]float64, len(p.Measures))}
+	r := &Result{Scales: make([][2]float64, len(p.Measures)), Auto: p.autos > 0, MaxRows: b.MaxRows}
+	for i := range p.Measures {
+		r.Bounds = append(r.Bounds, [2]float64{b.Lo[i], b.Hi[i]})
+	}
+	p = p.with(chosen{maxRows: b.MaxRows, lo: b.Lo, hi: b.Hi})
 	for i := range p.Measures {
 		s1, s2 := p.Scales(i)
 		r.Scales[i] = [2]float64{s1, s2}

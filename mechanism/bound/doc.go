@@ -6,7 +6,10 @@
 // mean for AVG) and releases noisy per-group COUNT, SUM and AVG, over a
 // public group domain or with person-level private partition selection;
 // and the person-level quantile (quantile.go: at most C values per person,
-// report-noisy-max over agg.Quantile's public grid).
+// report-noisy-max over agg.Quantile's public grid); and automatic bounds
+// (auto.go: C and SUM clamps chosen by a person-level quantile over the
+// kept (person, group) pairs, with a public fraction of ε, before the
+// release that uses them).
 //
 // Privacy unit: one person; neighbours: add or remove one person with all
 // their rows. Nothing here uses a row or person count in a noise scale.
