@@ -237,12 +237,22 @@ func clipRow(r []float64, xnorm, c float64) {
 	}
 }
 
-// descend runs T noisy gradient steps from θ₀ = 0 and returns the average
-// of the iterates θ₁ … θ_T. addNoise adds the planned noise to one gradient
-// sum in place (the release); everything after it is post-processing.
-func (p *problem) descend(steps int, eta float64, addNoise func([]float64) error) ([]float64, error) {
+// descend runs T noisy gradient steps from θ₀ = 0. Plain (nesterov false):
+// θ_{t+1} = θ_t − step·Ĝ(θ_t), released value the average of θ₁ … θ_T.
+// Nesterov: the gradient is released at the look-ahead point
+// y_t = θ_t + t/(t+3)·(θ_t − θ_{t−1}) and θ_{t+1} = y_t − step·Ĝ(y_t); the
+// released value is the last iterate θ_T. addNoise adds the
+// planned noise to one gradient sum in place (the release); the point at
+// which the next gradient is taken, the iterates and the average are
+// functions of earlier releases only (post-processing, logreg.md §4).
+func (p *problem) descend(steps int, eta float64, nesterov bool, addNoise func([]float64) error) ([]float64, error) {
 	dim := p.kp * p.f
 	theta := make([]float64, dim)
+	prev := make([]float64, dim) // θ_{t−1} (Nesterov)
+	at := theta                  // the point of the next gradient
+	if nesterov {
+		at = make([]float64, dim)
+	}
 	avg := make([]float64, dim)
 	g := make([]float64, dim)
 	nChunks := (p.n + chunkRows - 1) / chunkRows
@@ -251,30 +261,48 @@ func (p *problem) descend(steps int, eta float64, addNoise func([]float64) error
 		slots[c] = make([]float64, dim)
 	}
 	step := eta / float64(p.n)
+	first := 0 // the first iterate index (0-based t) in the average
+	if nesterov {
+		first = steps - 1
+	}
 	for t := 0; t < steps; t++ {
 		if err := p.stop.Err(); err != nil {
 			return nil, err // killed: checked between steps (a public schedule)
 		}
-		p.gradSum(theta, g, slots)
+		if nesterov {
+			mom := float64(t) / float64(t+3)
+			var norm float64
+			for j := range at {
+				at[j] = theta[j] + mom*(theta[j]-prev[j])
+				norm += at[j] * at[j]
+			}
+			if norm = math.Sqrt(norm); norm > maxThetaNorm || math.IsNaN(norm) {
+				project(at, norm)
+			}
+			copy(prev, theta)
+		}
+		p.gradSum(at, g, slots)
 		if err := addNoise(g); err != nil {
 			return nil, err
 		}
 		if p.trace != nil {
-			p.trace(theta, g)
+			p.trace(at, g)
 		}
 		var norm float64
 		for j := range theta {
-			theta[j] -= step * g[j]
+			theta[j] = at[j] - step*g[j]
 			norm += theta[j] * theta[j]
 		}
 		if norm = math.Sqrt(norm); norm > maxThetaNorm || math.IsNaN(norm) {
 			project(theta, norm)
 		}
-		for j := range avg {
-			avg[j] += theta[j]
+		if t >= first {
+			for j := range avg {
+				avg[j] += theta[j]
+			}
 		}
 	}
-	inv := 1 / float64(steps)
+	inv := 1 / float64(steps-first)
 	for j := range avg {
 		avg[j] *= inv
 	}
