@@ -187,7 +187,7 @@ func axpy(a float64, x, out []float64) {
 // exponential is in (0, 1] and the sum is at least 1.
 func residual(s []float64, y int, binary bool) {
 	if binary {
-		p := 1 / (1 + math.Exp(-s[0]))
+		p := 1 / (1 + expFixed(-s[0]))
 		if math.IsNaN(p) {
 			p = 0.5
 		}
@@ -202,8 +202,8 @@ func residual(s []float64, y int, binary bool) {
 	}
 	var z float64
 	for k, v := range s {
-		e := math.Exp(v - m)
-		if e != e { // NaN (only if θ were non-finite; descend prevents it)
+		e := min(expFixed(v-m), 1) // v − m ≤ 0; the max's term is exactly 1
+		if e != e {                // NaN (only if θ were non-finite; descend prevents it)
 			e = 0
 		}
 		s[k] = e
@@ -220,6 +220,44 @@ func residual(s []float64, y int, binary bool) {
 		s[k] = pk
 	}
 	s[y]--
+}
+
+// expFixed is eˣ to about 10⁻¹⁴ relative (math.Exp's overflow to +Inf and
+// underflow to 0 included: x is clamped to [−800, 800], where both have
+// happened) with the same operations for every x: no table, no early
+// return (math.Exp branches on the range of x). x = k·ln 2 + r with
+// k = round(x/ln 2) by the 1.5·2⁵² trick and r reduced with a two-part
+// ln 2 (|r| ≤ 0.35), a degree-12 Taylor polynomial in Horner form, then
+// times 2^⌊k/2⌋ and 2^(k−⌊k/2⌋) (two normal powers of two for |k| ≤ 1155,
+// so subnormal results and the underflow round as one product would).
+// exp(0) is exactly 1 and a result is never negative; the residual bounds
+// (logreg.md §6) need nothing more. NaN stays NaN.
+func expFixed(x float64) float64 {
+	const (
+		log2e = 1.4426950408889634
+		ln2Hi = 6.93147180369123816490e-01
+		ln2Lo = 1.90821492927058770002e-10
+		shift = 0x1.8p52
+	)
+	x = max(min(x, 800), -800)
+	kf := (x*log2e + shift) - shift
+	r := (x - kf*ln2Hi) - kf*ln2Lo
+	p := 1.0 / 479001600
+	p = p*r + 1.0/39916800
+	p = p*r + 1.0/3628800
+	p = p*r + 1.0/362880
+	p = p*r + 1.0/40320
+	p = p*r + 1.0/5040
+	p = p*r + 1.0/720
+	p = p*r + 1.0/120
+	p = p*r + 1.0/24
+	p = p*r + 1.0/6
+	p = p*r + 0.5
+	p = p*r + 1
+	p = p*r + 1
+	k := int64(kf)
+	k1 := k >> 1
+	return p * math.Float64frombits(uint64(k1+1023)<<52) * math.Float64frombits(uint64(k-k1+1023)<<52)
 }
 
 // clipRow scales the residual r of a row with ‖x‖ = xnorm so that the
