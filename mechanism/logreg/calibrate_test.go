@@ -40,12 +40,13 @@ func testConfig(d, k, n int, eps, delta float64) Config {
 // δ > 0: σ = GaussianSigma(√T·Δ₂, ε, δ) and one Gaussian event of ratio
 // √T·Δ₂/σ; δ = 0: b = Δ₁·T/ε and T Laplace events of ε/T; η = τ/T with the
 // default τ = 30·n·R/(L_C√(K′F)) clamped to [1, 200·T]; where the plain
-// default T₀ exceeds 100 (δ > 0), ⌈2√T₀⌉ Nesterov steps of the plain step.
+// default T₀ exceeds 100 and is capped below τ/200 (δ > 0), ⌈2√T₀⌉ Nesterov
+// steps of step 200.
 func TestScales(t *testing.T) {
 	for _, c := range []struct {
 		d, k, n, steps int
 		eps, delta     float64
-	}{{4, 2, 1000, 0, 1, 1e-5}, {4, 3, 1000, 0, 1, 1e-5}, {10, 20, 20000, 0, 1, 1e-6}, {40, 5, 100000, 0, 1, 1e-6}, {10, 20, 50000, 7, 0.3, 1e-6}, {4, 2, 1000, 0, 1, 0}, {10, 5, 300, 3, 2, 0}, {3, 2, 200000, 0, 10, 1e-5}} {
+	}{{4, 2, 1000, 0, 1, 1e-5}, {4, 3, 1000, 0, 1, 1e-5}, {10, 20, 20000, 0, 1, 1e-6}, {40, 5, 100000, 0, 1, 1e-6}, {10, 20, 50000, 7, 0.3, 1e-6}, {4, 2, 1000, 0, 1, 0}, {10, 5, 300, 3, 2, 0}, {3, 2, 200000, 0, 10, 1e-5}, {10, 2, 10000, 0, 1, 1e-6}, {20, 2, 100000, 0, 1, 1e-6}} {
 		cfg := testConfig(c.d, c.k, c.n, c.eps, c.delta)
 		cfg.Steps = c.steps
 		tr := mustPlan(t, cfg)
@@ -71,10 +72,10 @@ func TestScales(t *testing.T) {
 				tau0 := math.Max(MinHorizon, HorizonScale*float64(c.n)/unit/(math.Min(lip, clip)*math.Sqrt(kp*f)))
 				hi := math.Min(1000, math.Floor(1e10/(float64(c.n)*kp*f)))
 				wantT = int(math.Max(100, math.Min(math.Ceil(tau0/200), hi)))
-				if wantT > 100 {
-					// Accelerated: ⌈2√T₀⌉ Nesterov steps of the plain
-					// plan's step min(τ₀, 200·T₀)/T₀.
-					eta0 = math.Min(tau0, 200*float64(wantT)) / float64(wantT)
+				if wantT > 100 && tau0 > 200*float64(wantT) {
+					// Accelerated where the cap binds: ⌈2√T₀⌉ Nesterov
+					// steps of the plain plan's step 200.
+					eta0 = 200
 					wantT = int(math.Ceil(2 * math.Sqrt(float64(wantT))))
 				}
 			}
