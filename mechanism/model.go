@@ -64,13 +64,24 @@ type Prediction struct {
 	IsClass bool
 }
 
-// featureMap returns φ(x) for a raw feature row.
-func (m *Model) featureMap(x []float64) []float64 {
-	z := m.Scaler.Transform(nil, x)
-	if m.RFF != nil {
-		return m.RFF.Map(nil, z)
+// featureMap returns φ(x) for a raw feature row (into s's buffers when s
+// is not nil, allocated otherwise).
+func (m *Model) featureMap(x []float64, s *predictScratch) []float64 {
+	if s == nil {
+		s = &predictScratch{}
 	}
-	return z
+	s.z = m.Scaler.Transform(s.z, x)
+	if m.RFF != nil {
+		s.phi = m.RFF.Map(s.phi, s.z)
+		return s.phi
+	}
+	return s.z
+}
+
+// predictScratch holds one goroutine's buffers for repeated predictions
+// (Correct scores every training row; a row's φ is not kept).
+type predictScratch struct {
+	z, phi []float64
 }
 
 // RawInputs lists the raw input columns in the order PredictRaw (and
@@ -126,58 +137,70 @@ func (m *Model) PredictRaw(enc *Encoder, raw []any) (Prediction, error) {
 
 // Predict evaluates the model on one raw feature row (in Features order).
 func (m *Model) Predict(x []float64) (Prediction, error) {
+	p, _, err := m.predict(x, nil)
+	return p, err
+}
+
+// predict is Predict that also returns the class index (−1 for a
+// regression value) and reuses s's buffers (nil: allocate).
+func (m *Model) predict(x []float64, s *predictScratch) (Prediction, int, error) {
 	if len(x) != len(m.Features) {
-		return Prediction{}, fmt.Errorf("model expects %d features, got %d", len(m.Features), len(x))
+		return Prediction{}, -1, fmt.Errorf("model expects %d features, got %d", len(m.Features), len(x))
 	}
 	switch m.Kind {
 	case KindPrior:
 		if len(m.Weights) != 1 || len(m.Weights[0]) != len(m.Classes) {
-			return Prediction{}, fmt.Errorf("prior model has %d weight vectors for %d classes", len(m.Weights), len(m.Classes))
+			return Prediction{}, -1, fmt.Errorf("prior model has %d weight vectors for %d classes", len(m.Weights), len(m.Classes))
 		}
-		return Prediction{Class: m.Classes[argmax(m.Weights[0])], IsClass: true}, nil
+		a := argmax(m.Weights[0])
+		return Prediction{Class: m.Classes[a], IsClass: true}, a, nil
 	case KindSVM, KindLDA, KindLogReg:
-		phi := m.featureMap(x)
+		phi := m.featureMap(x, s)
 		if len(m.Weights) == 1 && len(m.Classes) == 2 {
 			if dot(m.Weights[0], phi) >= 0 {
-				return Prediction{Class: m.Classes[1], IsClass: true}, nil
+				return Prediction{Class: m.Classes[1], IsClass: true}, 1, nil
 			}
-			return Prediction{Class: m.Classes[0], IsClass: true}, nil
+			return Prediction{Class: m.Classes[0], IsClass: true}, 0, nil
 		}
 		if len(m.Weights) != len(m.Classes) {
-			return Prediction{}, fmt.Errorf("%s model has %d weight vectors for %d classes", m.Kind, len(m.Weights), len(m.Classes))
+			return Prediction{}, -1, fmt.Errorf("%s model has %d weight vectors for %d classes", m.Kind, len(m.Weights), len(m.Classes))
 		}
 		best, arg := math.Inf(-1), 0
 		for k, w := range m.Weights {
-			if s := dot(w, phi); s > best {
-				best, arg = s, k
+			if sc := dot(w, phi); sc > best {
+				best, arg = sc, k
 			}
 		}
-		return Prediction{Class: m.Classes[arg], IsClass: true}, nil
+		return Prediction{Class: m.Classes[arg], IsClass: true}, arg, nil
 	case KindLSQ, KindLinReg:
 		if len(m.Weights) != 1 {
-			return Prediction{}, fmt.Errorf("%s model has %d weight vectors, want 1", m.Kind, len(m.Weights))
+			return Prediction{}, -1, fmt.Errorf("%s model has %d weight vectors, want 1", m.Kind, len(m.Weights))
 		}
-		y := Clip(dot(m.Weights[0], m.featureMap(x)), -1, 1)
+		y := Clip(dot(m.Weights[0], m.featureMap(x, s)), -1, 1)
 		mid, half := (m.LabelLo+m.LabelHi)/2, (m.LabelHi-m.LabelLo)/2
-		return Prediction{Value: InverseTransform(m.LabelTransform, mid+half*y)}, nil
+		return Prediction{Value: InverseTransform(m.LabelTransform, mid+half*y)}, -1, nil
 	case KindLMGC, KindQDA, KindGNB:
-		z := m.Scaler.Transform(nil, x)
+		if s == nil {
+			s = &predictScratch{}
+		}
+		z := m.Scaler.Transform(s.z, x)
+		s.z = z
 		D := len(z)
 		if len(m.Phi) != len(m.Classes) {
-			return Prediction{}, fmt.Errorf("%s model has %d matrices for %d classes", m.Kind, len(m.Phi), len(m.Classes))
+			return Prediction{}, -1, fmt.Errorf("%s model has %d matrices for %d classes", m.Kind, len(m.Phi), len(m.Classes))
 		}
 		best, arg := math.Inf(1), 0
 		for c, phi := range m.Phi {
 			if len(phi) != D*D {
-				return Prediction{}, fmt.Errorf("%s matrix %d has %d entries, want %d", m.Kind, c, len(phi), D*D)
+				return Prediction{}, -1, fmt.Errorf("%s matrix %d has %d entries, want %d", m.Kind, c, len(phi), D*D)
 			}
 			if q := quadForm(phi, z); q < best {
 				best, arg = q, c
 			}
 		}
-		return Prediction{Class: m.Classes[arg], IsClass: true}, nil
+		return Prediction{Class: m.Classes[arg], IsClass: true}, arg, nil
 	}
-	return Prediction{}, fmt.Errorf("unknown model kind %q", m.Kind)
+	return Prediction{}, -1, fmt.Errorf("unknown model kind %q", m.Kind)
 }
 
 // QuadraticForm returns x̃ᵀΦ_c x̃ (x̃ = Scaler(x)) for class index c of a

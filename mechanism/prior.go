@@ -168,10 +168,6 @@ func LogitAdjust(m *Model, counts []float64) error {
 // are cut into one contiguous part per core and the integer counts added
 // (the same count whatever the schedule).
 func Correct(m *Model, X [][]float64, y []int) (int64, error) {
-	idx := make(map[string]int, len(m.Classes))
-	for i, c := range m.Classes {
-		idx[c] = i
-	}
 	parts := max(1, min(runtime.GOMAXPROCS(0), len(X)/4096))
 	counts := make([]int64, parts)
 	errs := make([]error, parts)
@@ -180,13 +176,14 @@ func Correct(m *Model, X [][]float64, y []int) (int64, error) {
 		wg.Add(1)
 		go func(lo, hi int) {
 			defer wg.Done()
+			var scr predictScratch // one row's φ, reused (no allocation per row)
 			for i := lo; i < hi; i++ {
-				p, err := m.Predict(X[i])
+				_, c, err := m.predict(X[i], &scr)
 				if err != nil {
 					errs[w] = err
 					return
 				}
-				if idx[p.Class] == y[i] {
+				if c == y[i] { // classes are distinct: the index is the label
 					counts[w]++
 				}
 			}

@@ -105,6 +105,9 @@ func (c candidate) train(tr *dataset, eps, delta float64) (*mechanism.Model, err
 		if kp == 2 {
 			kp, lip = 1, 1
 		}
+		if c.opt["plain"] == 1 { // the plain averaged-GD rule (before issue 28 item 5)
+			cfg.StepRule = logreg.StepPlain
+		}
 		if v, ok := c.opt["c"]; ok { // clip as a fraction of L
 			cfg.Clip = v * lip
 		}

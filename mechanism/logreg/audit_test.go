@@ -181,16 +181,41 @@ func TestAuditLaplaceL2ScaleCaught(t *testing.T) {
 // softmax, n = 1) on opposite-corner neighbours, with the most powerful
 // statistic: the log-likelihood ratio of the whole transcript of released
 // gradients, Σ_t log p₁(Ĝ_t | θ_t)/p₀(Ĝ_t | θ_t), where θ_t — a function of
-// the earlier releases — is the same under both tables.
+// the earlier releases — is the same under both tables. Plain and
+// Nesterov (the gradient at the look-ahead point, also a function of the
+// earlier releases only).
 func TestAuditTrainTranscript(t *testing.T) {
+	for _, rule := range []string{StepPlain, StepNesterov} {
+		tr := transcriptTrainer(t, rule)
+		audit.RequirePass(t, transcriptSampler(t, tr), auditEps, audit.Config{N: 10000, Delta: auditDelta})
+	}
+}
+
+// TestAuditNesterovTranscriptHalvedSigmaCaught is an expected failure: the
+// Nesterov path with σ divided by 4 (ratio ×4; halved, the three-step
+// transcript at N = 10⁴ reached ε_lower 1.48 < 2: too little power).
+func TestAuditNesterovTranscriptQuarterSigmaCaught(t *testing.T) {
+	tr := transcriptTrainer(t, StepNesterov)
+	tr.p.sigma /= 4
+	audit.RequireCatch(t, transcriptSampler(t, tr), auditEps, audit.Config{N: 10000, Delta: auditDelta})
+}
+
+// transcriptTrainer plans T = 3 steps of the given rule (softmax, d = 4,
+// n = 1).
+func transcriptTrainer(t *testing.T, rule string) *Trainer {
 	cfg := testConfig(4, 3, 1, auditEps, auditDelta)
-	cfg.Steps = 3
-	tr := mustPlan(t, cfg)
+	cfg.Steps, cfg.StepRule = 3, rule
+	return mustPlan(t, cfg)
+}
+
+// transcriptSampler returns the transcript log-likelihood ratio of one
+// Train run on the side's corner row.
+func transcriptSampler(t *testing.T, tr *Trainer) func(side int) float64 {
 	d := 4
 	x0 := [][]float64{corner(d, 0)}
 	x1 := [][]float64{corner(d, 1<<d-1)}
 	y := []int{1}
-	sampler := func(side int) float64 {
+	return func(side int) float64 {
 		var llr float64
 		tr.trace = func(theta, noisy []float64) {
 			g0, g1 := gradOf(tr, x0, y, theta), gradOf(tr, x1, y, theta)
@@ -205,5 +230,4 @@ func TestAuditTrainTranscript(t *testing.T) {
 		}
 		return llr
 	}
-	audit.RequirePass(t, sampler, auditEps, audit.Config{N: 10000, Delta: auditDelta})
 }

@@ -37,6 +37,15 @@ const (
 	// τ = 10⁴–3·10⁴, 0.42 at 5·10⁵ with or without noise).
 	MinHorizon  = 1.0
 	MaxStepSize = 200.0
+	// NesterovFactor sets the accelerated default (δ > 0, steps and horizon
+	// not given, StepRule ""): where the plain rule's T₀ is capped below
+	// ⌈τ/MaxStepSize⌉ (large n·R: T₀ = MaxDefaultSteps or the work cap, the
+	// step cap binds and the noise is small against the signal), Nesterov's
+	// method with the same step runs T = ⌈NesterovFactor·√T₀⌉ steps (the
+	// accelerated rate L‖θ*‖²/T² against plain GD's L‖θ*‖²/T). Elsewhere the
+	// plain rule is kept: momentum lost up to 1.3 points where T₀ was set
+	// by the horizon (results/logreg.md §4). logreg.md §8.
+	NesterovFactor = 2.0
 	// MaxSteps bounds T.
 	MaxSteps = 10000
 	// MaxClasses bounds the label domain.
@@ -117,6 +126,7 @@ type plan struct {
 	scale   float64 // Laplace b per coordinate and step (δ = 0)
 	ratio   float64 // the composed Gaussian ratio √T·Δ₂/σ charged (δ > 0)
 	snr     float64 // R (or its Laplace equivalent) used by the default τ
+	rule    string  // StepPlain or StepNesterov
 	events  []budget.Event
 }
 
@@ -134,12 +144,36 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 	if !(p.clip > 0) || math.IsInf(p.clip, 0) {
 		return plan{}, fmt.Errorf("clip must be positive and finite (or 0 for the default), got %v", cfg.Clip)
 	}
+	p.rule = cfg.StepRule
+	if p.rule == "" {
+		p.rule = StepPlain
+	}
+	// eta0 is the step of the plain default plan when the accelerated rule
+	// replaces it (0 otherwise).
+	var eta0 float64
 	if p.steps == 0 {
 		p.steps = DefaultStepsPure
 		if cfg.Delta > 0 {
 			var err error
 			if p.steps, err = defaultSteps(cfg, f, kPrime, math.Min(lip, p.clip)); err != nil {
 				return plan{}, err
+			}
+			if cfg.StepRule == "" && cfg.Horizon == 0 && p.steps > DefaultSteps {
+				unit, err := mechanism.GaussianSigma(1, cfg.Epsilon, cfg.Delta)
+				if err != nil {
+					return plan{}, err
+				}
+				t0 := float64(p.steps)
+				tau := defaultHorizon(cfg.N, f, kPrime, math.Min(lip, p.clip), 1/unit)
+				if tau > MaxStepSize*t0 {
+					// The step cap binds: T₀ = 1000 or the work cap stops
+					// plain GD short of its horizon. The plain plan's step
+					// MaxStepSize is kept; the number of steps and the
+					// update change.
+					eta0 = MaxStepSize
+					p.steps = int(math.Ceil(NesterovFactor * math.Sqrt(t0)))
+					p.rule = StepNesterov
+				}
 			}
 		}
 	}
@@ -188,7 +222,9 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 		p.snr = 2 * p.lip * math.Sqrt(T) / (math.Sqrt2 * p.scale)
 	}
 	p.horizon = cfg.Horizon
-	if p.horizon == 0 {
+	if eta0 > 0 {
+		p.horizon = eta0 * T
+	} else if p.horizon == 0 {
 		p.horizon = math.Min(MaxStepSize*T, defaultHorizon(cfg.N, f, kPrime, p.lip, p.snr))
 	}
 	if !(p.horizon > 0) || math.IsInf(p.horizon, 0) {

@@ -39,12 +39,14 @@ func testConfig(d, k, n int, eps, delta float64) Config {
 // slack below 10⁻⁷ relative (n ≤ 5·10⁴);
 // δ > 0: σ = GaussianSigma(√T·Δ₂, ε, δ) and one Gaussian event of ratio
 // √T·Δ₂/σ; δ = 0: b = Δ₁·T/ε and T Laplace events of ε/T; η = τ/T with the
-// default τ = 15·n·R/(L_C√(K′F)) clamped to [1, 200·T].
+// default τ = 30·n·R/(L_C√(K′F)) clamped to [1, 200·T]; where the plain
+// default T₀ exceeds 100 and is capped below τ/200 (δ > 0), ⌈2√T₀⌉ Nesterov
+// steps of step 200.
 func TestScales(t *testing.T) {
 	for _, c := range []struct {
 		d, k, n, steps int
 		eps, delta     float64
-	}{{4, 2, 1000, 0, 1, 1e-5}, {4, 3, 1000, 0, 1, 1e-5}, {10, 20, 20000, 0, 1, 1e-6}, {40, 5, 100000, 0, 1, 1e-6}, {10, 20, 50000, 7, 0.3, 1e-6}, {4, 2, 1000, 0, 1, 0}, {10, 5, 300, 3, 2, 0}, {3, 2, 200000, 0, 10, 1e-5}} {
+	}{{4, 2, 1000, 0, 1, 1e-5}, {4, 3, 1000, 0, 1, 1e-5}, {10, 20, 20000, 0, 1, 1e-6}, {40, 5, 100000, 0, 1, 1e-6}, {10, 20, 50000, 7, 0.3, 1e-6}, {4, 2, 1000, 0, 1, 0}, {10, 5, 300, 3, 2, 0}, {3, 2, 200000, 0, 10, 1e-5}, {10, 2, 10000, 0, 1, 1e-6}, {20, 2, 100000, 0, 1, 1e-6}} {
 		cfg := testConfig(c.d, c.k, c.n, c.eps, c.delta)
 		cfg.Steps = c.steps
 		tr := mustPlan(t, cfg)
@@ -60,6 +62,7 @@ func TestScales(t *testing.T) {
 		l1 := 2 * math.Min(r1*math.Sqrt(f), clip*math.Sqrt(kp*f))
 		lip = math.Min(lip, clip)
 		wantT := c.steps
+		var eta0 float64 // the accelerated rule's step
 		if wantT == 0 {
 			wantT = DefaultStepsPure
 			if c.delta > 0 {
@@ -69,9 +72,18 @@ func TestScales(t *testing.T) {
 				tau0 := math.Max(MinHorizon, HorizonScale*float64(c.n)/unit/(math.Min(lip, clip)*math.Sqrt(kp*f)))
 				hi := math.Min(1000, math.Floor(1e10/(float64(c.n)*kp*f)))
 				wantT = int(math.Max(100, math.Min(math.Ceil(tau0/200), hi)))
+				if wantT > 100 && tau0 > 200*float64(wantT) {
+					// Accelerated where the cap binds: ⌈2√T₀⌉ Nesterov
+					// steps of the plain plan's step 200.
+					eta0 = 200
+					wantT = int(math.Ceil(2 * math.Sqrt(float64(wantT))))
+				}
 			}
 		}
 		T := float64(wantT)
+		if wantRule := map[bool]string{true: StepNesterov, false: StepPlain}[eta0 > 0]; p.rule != wantRule {
+			t.Fatalf("%+v: rule %q, want %q", c, p.rule, wantRule)
+		}
 		if p.steps != wantT || p.lip != lip {
 			t.Fatalf("%+v: steps %d L %v", c, p.steps, p.lip)
 		}
@@ -113,6 +125,9 @@ func TestScales(t *testing.T) {
 		}
 		tau := HorizonScale * float64(c.n) * snr / (lip * math.Sqrt(kp*f))
 		tau = math.Min(MaxStepSize*T, math.Max(MinHorizon, tau))
+		if eta0 > 0 {
+			tau = eta0 * T
+		}
 		if !near(p.horizon, tau, 1e-12) || !near(p.eta, tau/T, 1e-12) {
 			t.Fatalf("%+v: τ %v η %v, want %v, %v", c, p.horizon, p.eta, tau, tau/T)
 		}

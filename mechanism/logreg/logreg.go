@@ -51,7 +51,17 @@ type Config struct {
 	Method string
 	// Lambda is the ridge λ = Λ/n of MethodObjective (0: the default rule).
 	Lambda float64
+	// StepRule is the update of MethodGD: StepPlain (averaged gradient
+	// descent) or StepNesterov (accelerated, last iterate). "" selects it
+	// from public quantities (defaultRule, logreg.md §8); Plan fills it in.
+	StepRule string
 }
+
+// Step rules of MethodGD (Config.StepRule).
+const (
+	StepPlain    = "plain"
+	StepNesterov = "nesterov"
+)
 
 // Trainer is a validated plan: noise scale, step size and privacy cost,
 // computed from public values only. Plan builds it, Train consumes it.
@@ -134,13 +144,18 @@ func Plan(cfg Config) (*Trainer, error) {
 	if cfg.Lambda != 0 {
 		return nil, fmt.Errorf("logreg: lambda applies to method %q only", MethodObjective)
 	}
+	switch cfg.StepRule {
+	case "", StepPlain, StepNesterov:
+	default:
+		return nil, fmt.Errorf("logreg: unknown step rule %q (want %q or %q)", cfg.StepRule, StepPlain, StepNesterov)
+	}
 	if t.p, err = calibrate(cfg, t.f, t.kp, t.binary); err != nil {
 		return nil, fmt.Errorf("logreg: %w", err)
 	}
 	if work := float64(t.p.steps) * float64(cfg.N) * float64(t.kp) * float64(t.f); work > MaxWork {
 		return nil, fmt.Errorf("logreg: steps·n·K·F = %.3g exceeds the training limit %.3g; lower steps", work, float64(MaxWork))
 	}
-	cfg.Steps, cfg.Horizon, cfg.Clip = t.p.steps, t.p.horizon, t.p.clip
+	cfg.Steps, cfg.Horizon, cfg.Clip, cfg.StepRule = t.p.steps, t.p.horizon, t.p.clip, t.p.rule
 	t.cfg = cloneConfig(cfg)
 	return t, nil
 }
@@ -190,6 +205,7 @@ func (t *Trainer) Params() map[string]float64 {
 		"clip":           t.p.clip,
 		"row_bound":      t.p.lip,
 		"sensitivity_l2": t.p.l2,
+		"nesterov":       b2f(t.p.rule == StepNesterov),
 	}
 	if t.cfg.Delta > 0 {
 		m["gaussian_sigma"] = t.p.sigma
@@ -225,7 +241,7 @@ func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 	prob := newProblem(X, y, t.prep, t.kp, t.binary, t.workers, t.p.clip)
 	prob.trace = t.trace
 	prob.stop = t.cfg.Stop
-	theta, err := prob.descend(t.p.steps, t.p.eta, t.addNoise)
+	theta, err := prob.descend(t.p.steps, t.p.eta, t.p.rule == StepNesterov, t.addNoise)
 	if err != nil {
 		return nil, err
 	}
@@ -274,5 +290,13 @@ func (t *Trainer) fit(X [][]float64, y []int, steps int, eta float64) ([]float64
 		return nil, err
 	}
 	prob := newProblem(X, y, t.prep, t.kp, t.binary, t.workers, t.p.clip)
-	return prob.descend(steps, eta, func([]float64) error { return nil })
+	return prob.descend(steps, eta, t.p.rule == StepNesterov, func([]float64) error { return nil })
+}
+
+// b2f is 1 for true, 0 for false (Params are numbers).
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

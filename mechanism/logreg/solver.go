@@ -187,7 +187,7 @@ func axpy(a float64, x, out []float64) {
 // exponential is in (0, 1] and the sum is at least 1.
 func residual(s []float64, y int, binary bool) {
 	if binary {
-		p := 1 / (1 + math.Exp(-s[0]))
+		p := 1 / (1 + expFixed(-s[0]))
 		if math.IsNaN(p) {
 			p = 0.5
 		}
@@ -202,8 +202,8 @@ func residual(s []float64, y int, binary bool) {
 	}
 	var z float64
 	for k, v := range s {
-		e := math.Exp(v - m)
-		if e != e { // NaN (only if θ were non-finite; descend prevents it)
+		e := min(expFixed(v-m), 1) // v − m ≤ 0; the max's term is exactly 1
+		if e != e {                // NaN (only if θ were non-finite; descend prevents it)
 			e = 0
 		}
 		s[k] = e
@@ -222,6 +222,44 @@ func residual(s []float64, y int, binary bool) {
 	s[y]--
 }
 
+// expFixed is eˣ to about 10⁻¹⁴ relative (math.Exp's overflow to +Inf and
+// underflow to 0 included: x is clamped to [−800, 800], where both have
+// happened) with the same operations for every x: no table, no early
+// return (math.Exp branches on the range of x). x = k·ln 2 + r with
+// k = round(x/ln 2) by the 1.5·2⁵² trick and r reduced with a two-part
+// ln 2 (|r| ≤ 0.35), a degree-12 Taylor polynomial in Horner form, then
+// times 2^⌊k/2⌋ and 2^(k−⌊k/2⌋) (two normal powers of two for |k| ≤ 1155,
+// so subnormal results and the underflow round as one product would).
+// exp(0) is exactly 1 and a result is never negative; the residual bounds
+// (logreg.md §6) need nothing more. NaN stays NaN.
+func expFixed(x float64) float64 {
+	const (
+		log2e = 1.4426950408889634
+		ln2Hi = 6.93147180369123816490e-01
+		ln2Lo = 1.90821492927058770002e-10
+		shift = 0x1.8p52
+	)
+	x = max(min(x, 800), -800)
+	kf := (x*log2e + shift) - shift
+	r := (x - kf*ln2Hi) - kf*ln2Lo
+	p := 1.0 / 479001600
+	p = p*r + 1.0/39916800
+	p = p*r + 1.0/3628800
+	p = p*r + 1.0/362880
+	p = p*r + 1.0/40320
+	p = p*r + 1.0/5040
+	p = p*r + 1.0/720
+	p = p*r + 1.0/120
+	p = p*r + 1.0/24
+	p = p*r + 1.0/6
+	p = p*r + 0.5
+	p = p*r + 1
+	p = p*r + 1
+	k := int64(kf)
+	k1 := k >> 1
+	return p * math.Float64frombits(uint64(k1+1023)<<52) * math.Float64frombits(uint64(k-k1+1023)<<52)
+}
+
 // clipRow scales the residual r of a row with ‖x‖ = xnorm so that the
 // row's gradient r ⊗ x has norm at most C: r ← r·min(1, C/(‖r‖‖x‖)).
 func clipRow(r []float64, xnorm, c float64) {
@@ -237,12 +275,22 @@ func clipRow(r []float64, xnorm, c float64) {
 	}
 }
 
-// descend runs T noisy gradient steps from θ₀ = 0 and returns the average
-// of the iterates θ₁ … θ_T. addNoise adds the planned noise to one gradient
-// sum in place (the release); everything after it is post-processing.
-func (p *problem) descend(steps int, eta float64, addNoise func([]float64) error) ([]float64, error) {
+// descend runs T noisy gradient steps from θ₀ = 0. Plain (nesterov false):
+// θ_{t+1} = θ_t − step·Ĝ(θ_t), released value the average of θ₁ … θ_T.
+// Nesterov: the gradient is released at the look-ahead point
+// y_t = θ_t + t/(t+3)·(θ_t − θ_{t−1}) and θ_{t+1} = y_t − step·Ĝ(y_t); the
+// released value is the last iterate θ_T. addNoise adds the
+// planned noise to one gradient sum in place (the release); the point at
+// which the next gradient is taken, the iterates and the average are
+// functions of earlier releases only (post-processing, logreg.md §4).
+func (p *problem) descend(steps int, eta float64, nesterov bool, addNoise func([]float64) error) ([]float64, error) {
 	dim := p.kp * p.f
 	theta := make([]float64, dim)
+	prev := make([]float64, dim) // θ_{t−1} (Nesterov)
+	at := theta                  // the point of the next gradient
+	if nesterov {
+		at = make([]float64, dim)
+	}
 	avg := make([]float64, dim)
 	g := make([]float64, dim)
 	nChunks := (p.n + chunkRows - 1) / chunkRows
@@ -251,30 +299,48 @@ func (p *problem) descend(steps int, eta float64, addNoise func([]float64) error
 		slots[c] = make([]float64, dim)
 	}
 	step := eta / float64(p.n)
+	first := 0 // the first iterate index (0-based t) in the average
+	if nesterov {
+		first = steps - 1
+	}
 	for t := 0; t < steps; t++ {
 		if err := p.stop.Err(); err != nil {
 			return nil, err // killed: checked between steps (a public schedule)
 		}
-		p.gradSum(theta, g, slots)
+		if nesterov {
+			mom := float64(t) / float64(t+3)
+			var norm float64
+			for j := range at {
+				at[j] = theta[j] + mom*(theta[j]-prev[j])
+				norm += at[j] * at[j]
+			}
+			if norm = math.Sqrt(norm); norm > maxThetaNorm || math.IsNaN(norm) {
+				project(at, norm)
+			}
+			copy(prev, theta)
+		}
+		p.gradSum(at, g, slots)
 		if err := addNoise(g); err != nil {
 			return nil, err
 		}
 		if p.trace != nil {
-			p.trace(theta, g)
+			p.trace(at, g)
 		}
 		var norm float64
 		for j := range theta {
-			theta[j] -= step * g[j]
+			theta[j] = at[j] - step*g[j]
 			norm += theta[j] * theta[j]
 		}
 		if norm = math.Sqrt(norm); norm > maxThetaNorm || math.IsNaN(norm) {
 			project(theta, norm)
 		}
-		for j := range avg {
-			avg[j] += theta[j]
+		if t >= first {
+			for j := range avg {
+				avg[j] += theta[j]
+			}
 		}
 	}
-	inv := 1 / float64(steps)
+	inv := 1 / float64(steps-first)
 	for j := range avg {
 		avg[j] *= inv
 	}
