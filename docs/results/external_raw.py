@@ -567,6 +567,41 @@ def cmd_run(a):
         sys.exit(1 if bad else 0)
 
 
+def cmd_predictions(a):
+    """What a variant predicts on the test split: the class histogram of
+    DP_PREDICT over --runs fresh calls per ε (external.md's diagnosis of
+    objective=balanced on declared classes without rows)."""
+    man = json.load(open(os.path.join(a.out, "manifest.json")))
+    setdir = os.path.join(a.out, "sets")
+    m = man["sets"][a.set]
+    label = next(c for c in m["cols"] if c[2] and c[2][0] == "label")[1]
+    srv = Server(a.dpsql, a.out)
+    try:
+        load_table(srv, f"{a.set}_test", os.path.join(setdir, f"{a.set}_test.csv"), m["cols"], False, m, False)
+        for e in [float(x) for x in a.eps.split(",")]:
+            hist = {}
+            for rep in range(a.runs):
+                table = f"{a.set}_h{rep}_{random.randrange(1 << 30)}"
+                load_table(srv, table, os.path.join(setdir, f"{a.set}_train.csv"), m["cols"], False, m, True)
+                model = srv.exec(srv.ana, train_call(table, a.variant, e))[0][0]
+                inputs = json.loads(srv.exec(srv.ana, f"SELECT DP_MODEL_JSON('{model}')")[0][0])["inputs"]
+                args = ", ".join(f"`{i['column']}`" for i in inputs)
+                for (p,) in srv.exec(srv.ana, f"SELECT DP_PREDICT('{model}', {args}) FROM `{a.set}_test`"):
+                    hist[p] = hist.get(p, 0) + 1
+                srv.exec(srv.root, f"DROP TABLE IF EXISTS `{table}`")
+            tot = sum(hist.values())
+            print(f"{a.set} {a.variant} ε={e:g} ({a.runs} runs): " +
+                  ", ".join(f"{k} {v / tot:.1%}" for k, v in sorted(hist.items(), key=lambda kv: -kv[1])), flush=True)
+        train = {}
+        lab = [c[1] for c in m["cols"]].index(label)
+        with open(os.path.join(setdir, f"{a.set}_train.csv"), newline="") as f:
+            for r in list(csv.reader(f))[1:]:
+                train[r[lab]] = train.get(r[lab], 0) + 1
+        print(f"training rows per class: {train}")
+    finally:
+        srv.close()
+
+
 # ---------------------------------------------------------- baselines
 
 def cmd_baselines(a):
@@ -617,6 +652,10 @@ def cmd_baselines(a):
             p = list(make_pipeline(pre, LogisticRegression(max_iter=5000)).fit(Xtr, ytr).predict(Xte))
             a_, b_ = scores("class", p, yte)
             out.append((s, "sk_logreg", a_, b_))
+            p = list(make_pipeline(pre, LogisticRegression(max_iter=5000, class_weight="balanced")).fit(
+                Xtr, ytr).predict(Xte))
+            a_, b_ = scores("class", p, yte)
+            out.append((s, "sk_logreg_balanced", a_, b_))
         else:
             ytr, yte = np.array([float(r[lab]) for r in tr]), np.array([float(r[lab]) for r in te])
             out.append((s, "mean", float(np.sqrt(np.mean((yte - ytr.mean()) ** 2))), float("nan")))
@@ -700,8 +739,9 @@ def cmd_table(a):
                   + " | ".join(fmt(s, k, e) if k else "" for k in ks)
                   + f" | {float(bm['value']):.3f} | {float(sk['value']):.3f} |")
     print("\n### Balanced accuracy (mean recall over the test split's classes): default vs `objective=balanced`\n")
-    print("| set | ε | default | `objective=balanced` | its accuracy | majority | sklearn |")
-    print("|---|---|---|---|---|---|---|")
+    print("| set | ε | default | `objective=balanced` | its accuracy | majority | sklearn | sklearn, "
+          "class_weight=balanced |")
+    print("|---|---|---|---|---|---|---|---|")
     for s, m in man["sets"].items():
         if m["task"] != "class":
             continue
@@ -709,7 +749,30 @@ def cmd_table(a):
             print(f"| {s}{' (imbalanced)' if m['imbalanced'] else ''} | {e:g} | {fmt(s, 'auto', e, 'balanced_acc')} "
                   f"| {fmt(s, 'balanced', e, 'balanced_acc', True)} | {fmt(s, 'balanced', e)} "
                   f"| {float(base[(s, 'majority')]['balanced_acc']):.3f} "
-                  f"| {float(base[(s, 'sk_logreg')]['balanced_acc']):.3f} |")
+                  f"| {float(base[(s, 'sk_logreg')]['balanced_acc']):.3f} "
+                  f"| {float(base[(s, 'sk_logreg_balanced')]['balanced_acc']):.3f} |")
+    def label_shares(s, part):
+        m = man["sets"][s]
+        lab = next(j for j, c in enumerate(m["cols"]) if c[2] and c[2][0] == "label")
+        with open(os.path.join(a.out, "sets", f"{s}_{part}.csv"), newline="") as f:
+            ys = [r[lab] for r in list(csv.reader(f))[1:]]
+        cnt = {}
+        for y in ys:
+            cnt[y] = cnt.get(y, 0) + 1
+        return cnt, len(ys)
+
+    def bound(s, e):
+        """prior.md §2's group-privacy bound on the expected test accuracy
+        of a label-symmetric ε-DP mechanism: relabelling m = c₁ − c₂
+        training rows swaps the two largest classes, so the majority is
+        predicted with probability q ≤ e^{mε}/(1 + e^{mε}); the rest of
+        the mass at best on the second class."""
+        cnt, _ = label_shares(s, "train")
+        tc, nt = label_shares(s, "test")
+        (k1, c1), (k2, c2) = sorted(cnt.items(), key=lambda kv: -kv[1])[:2]
+        q = 1 / (1 + math.exp(-(c1 - c2) * e))
+        return q * tc.get(k1, 0) / nt + (1 - q) * tc.get(k2, 0) / nt, c1 - c2
+
     print("\n### Must-show checks\n")
     print("(a) default on the raw table ≥ hand one-hot at ε = 1 (difference ± its s.e.); (b) default ≥ majority − 1 "
           "point at ε = 0.01 and 0.1; (c) `objective=balanced` above the default's balanced accuracy (imbalanced "
@@ -731,8 +794,12 @@ def cmd_table(a):
         b = []
         for e in (0.01, 0.1):
             mu, se_, n = stat([float(r["value"]) for r in cell.get((s, "auto", e), [])])
-            b.append("" if n == 0 else
-                     f"{mu - maj:+.3f}: {'holds' if mu >= maj - 0.01 else '**fails**'}")
+            txt = "" if n == 0 else f"{mu - maj:+.3f}: {'holds' if mu >= maj - 0.01 else '**fails**'}"
+            if n and mu < maj - 0.01:
+                ub, gap = bound(s, e)
+                txt += (f"; bound {ub:.3f} (c₁ − c₂ = {gap}): out of reach" if ub < maj - 0.01 else
+                        f"; bound {ub:.3f} (c₁ − c₂ = {gap}) admits it")
+            b.append(txt)
         c = ""
         if m["imbalanced"]:
             parts = []
@@ -766,12 +833,20 @@ def main():
     r.add_argument("--kinds-eps", default="0.01,0.1,1,10", help="ε at which lda, logreg, gnb (linreg) run alone")
     r.add_argument("--check", action="store_true", help="exit 1 unless every call answered and DP_PREDICT "
                                                          "agrees with DP_EVALUATE")
+    h = sub.add_parser("predictions")
+    h.add_argument("out")
+    h.add_argument("--dpsql", required=True)
+    h.add_argument("--set", default="birdstrikes")
+    h.add_argument("--variant", default="balanced")
+    h.add_argument("--eps", default="0.01,0.1,1,10")
+    h.add_argument("--runs", type=int, default=5)
     b = sub.add_parser("baselines")
     b.add_argument("out")
     t = sub.add_parser("table")
     t.add_argument("out")
     a = ap.parse_args()
-    {"fetch": cmd_fetch, "run": cmd_run, "baselines": cmd_baselines, "table": cmd_table}[a.cmd](a)
+    {"fetch": cmd_fetch, "run": cmd_run, "predictions": cmd_predictions, "baselines": cmd_baselines,
+     "table": cmd_table}[a.cmd](a)
 
 
 if __name__ == "__main__":
