@@ -293,8 +293,13 @@ func (e *Env) declareDomain(ctx *sql.Context, proc, name, column, values string)
 			bad++
 			if v == "" {
 				empty++
-			} else if len(examples) < 3 && !slices.Contains(examples, v) {
-				examples = append(examples, v)
+			} else if len(examples) < 3 {
+				if r := []rune(v); len(r) > 40 { // a long value is named by its start
+					v = string(r[:40]) + "…"
+				}
+				if !slices.Contains(examples, v) {
+					examples = append(examples, v)
+				}
 			}
 		}
 		return nil

@@ -674,6 +674,8 @@ def cmd_baselines(a):
 def cmd_table(a):
     man = json.load(open(os.path.join(a.out, "manifest.json")))
     res = list(csv.DictReader(open(os.path.join(a.out, "results.csv"))))
+    if a.runs:  # whole repetitions only (run is rep-major)
+        res = [r for r in res if int(r["rep"]) < a.runs]
     base = {(r["set"], r["model"]): r for r in csv.DictReader(open(os.path.join(a.out, "baselines.csv")))}
 
     def stat(vals):
@@ -844,6 +846,7 @@ def main():
     b.add_argument("out")
     t = sub.add_parser("table")
     t.add_argument("out")
+    t.add_argument("--runs", type=int, default=0, help="use repetitions 0..runs-1 only (0: all)")
     a = ap.parse_args()
     {"fetch": cmd_fetch, "run": cmd_run, "predictions": cmd_predictions, "baselines": cmd_baselines,
      "table": cmd_table}[a.cmd](a)
