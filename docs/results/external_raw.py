@@ -134,7 +134,7 @@ SETS = {
               ("weather", "weather", ("label", ["drizzle", "fog", "rain", "snow", "sun"]))]),
     "movies": dict(
         src="movies.json", task="reg", imbalanced=False,
-        note="the-numbers.com movies: IMDB rating from rating, genre, creative type, source, budget, "
+        note="the-numbers movies: IMDB rating from rating, genre, creative type, source, budget, "
              "running time and Rotten Tomatoes rating (rows without an IMDB rating deleted by the owner)",
         cols=[("Title", "title", None),
               ("US Gross", "us_gross", None),
