@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Issue 28: DP_TRAIN on tables loaded as they come — text categorical
@@ -476,4 +479,51 @@ func TestDPTrainCategoricalKinds(t *testing.T) {
 	queryString(t, ana, "SELECT DP_SVM_TRAIN('t', 1, 'linear', '')")
 	queryString(t, ana, "SELECT DP_LMGC_TRAIN('t', 1, '')")
 	queryString(t, ana, "SELECT DP_LSQ('t', 1, 'linear', 'label=y; features=x,colour')")
+}
+
+// TestRawCSVEmptyFields: a CSV export as R's write.csv (or a JSON → CSV
+// export) writes it — text quoted, a missing value an empty field — loaded
+// with LOAD DATA LOCAL … OPTIONALLY ENCLOSED BY '"'. An empty field of a text
+// column reads as ” (as in MySQL), which no domain can hold: dp_domain
+// refuses, counts the empty strings apart from other stray values (named),
+// and says how to make them NULL; after the owner's NULLIF (and mapping a
+// stray missing-value code) the declaration is accepted and DP_TRAIN treats
+// them as NULL.
+func TestRawCSVEmptyFields(t *testing.T) {
+	ts := startServer(t, t.TempDir())
+	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE rawcsv")
+	root := ts.connect("root", rootPW, "rawcsv")
+	var b strings.Builder
+	b.WriteString("\"island\",\"mass\",\"sex\",\"species\"\n")
+	for i := 0; i < 300; i++ {
+		isl, sex, mass := []string{`"Biscoe"`, `"Dream"`, ``}[i%3], []string{`"MALE"`, `"FEMALE"`, ``, `"."`}[i%4], fmt.Sprint(3000+i*5)
+		if i%10 == 0 {
+			mass = ""
+		}
+		fmt.Fprintf(&b, "%s,%s,%s,%s\n", isl, mass, sex, []string{`"Adelie"`, `"Gentoo"`}[i%2])
+	}
+	mysql.RegisterReaderHandler("rawcsv", func() io.Reader { return strings.NewReader(b.String()) })
+	defer mysql.DeregisterReaderHandler("rawcsv")
+	mustExec(t, root, "CREATE TABLE p (island VARCHAR(20), mass DOUBLE, sex VARCHAR(10), species VARCHAR(10))")
+	mustExec(t, root, `LOAD DATA LOCAL INFILE 'Reader::rawcsv' INTO TABLE p FIELDS TERMINATED BY ',' OPTIONALLY ENCLOSED BY '"' IGNORE 1 LINES`)
+	if n := queryFloat(t, root, "SELECT COUNT(*) FROM p WHERE mass IS NULL"); n != 30 {
+		t.Fatalf("%v NULL masses, want 30 (an empty numeric field is NULL)", n)
+	}
+	wantErr(t, root, "CALL dp_domain('p', 'island', 'Biscoe,Dream')", "100 existing rows", "100 of them are empty strings",
+		"UPDATE p SET island = NULLIF(island, '')")
+	err := wantErr(t, root, "CALL dp_domain('p', 'sex', 'FEMALE,MALE')", "150 existing rows", `e.g. ["."]`, "75 of them are empty strings")
+	if strings.Contains(err.Error(), "MALE\"") {
+		t.Fatalf("a declared level named as outside the domain: %v", err)
+	}
+	mustExec(t, root, "UPDATE p SET island = NULLIF(island, ''), sex = NULLIF(NULLIF(sex, ''), '.')")
+	mustExec(t, root, "CALL dp_domain('p', 'island', 'Biscoe,Dream')")
+	mustExec(t, root, "CALL dp_domain('p', 'sex', 'FEMALE,MALE')")
+	mustExec(t, root, "CALL dp_bounds('p', 'mass', 2000, 7000)")
+	mustExec(t, root, "CALL dp_labels('p', 'species', 'Adelie,Gentoo')")
+	mustExec(t, root, "CALL dp_protect('p', 10, 1e-5)")
+	js := queryString(t, root, "SELECT DP_TRAIN('p', 1, 'auto', 'dry_run=1')")
+	var plan struct{ Features []string }
+	if err := json.Unmarshal([]byte(js), &plan); err != nil || strings.Join(plan.Features, ",") != "island=Biscoe,island=Dream,mass,sex=FEMALE,sex=MALE" {
+		t.Fatalf("dry run after NULLIF (%v): %s", err, js)
+	}
 }

@@ -2,8 +2,10 @@ package functions
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
@@ -281,17 +283,40 @@ func (e *Env) declareDomain(ctx *sql.Context, proc, name, column, values string)
 	if len(domain) == 0 {
 		return nil, fmt.Errorf("%s: the list of values is empty", proc)
 	}
-	var bad int64
+	var bad, empty int64
+	var examples []string // the owner's own rows: named to help fix them
 	if _, err := e.Store.ScanValues(ref.db, ref.table, []string{c}, func(row []any) error {
-		if row[0] != nil && !seen[LabelString(row[0])] {
+		if row[0] == nil {
+			return nil
+		}
+		if v := LabelString(row[0]); !seen[v] {
 			bad++
+			if v == "" {
+				empty++
+			} else if len(examples) < 3 {
+				if r := []rune(v); len(r) > 40 { // a long value is named by its start
+					v = string(r[:40]) + "…"
+				}
+				if !slices.Contains(examples, v) {
+					examples = append(examples, v)
+				}
+			}
 		}
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("%s: scan: %w", proc, err)
 	}
 	if bad > 0 {
-		return nil, fmt.Errorf("%s: %d existing rows of %s have a value of %s outside the declared domain (NULLs are allowed and not counted)", proc, bad, ref.key, c)
+		msg := fmt.Sprintf("%s: %d existing rows of %s have a value of %s outside the declared domain (NULLs are allowed and not counted)", proc, bad, ref.key, c)
+		if len(examples) > 0 {
+			msg += fmt.Sprintf("; e.g. %q", examples)
+		}
+		// A CSV export writes a missing value as an empty field, which LOAD
+		// DATA reads as '' in a text column (as MySQL does).
+		if empty > 0 {
+			msg += fmt.Sprintf("; %d of them are empty strings (LOAD DATA reads an empty field of a text column as ''): UPDATE %s SET %s = NULLIF(%s, '') makes them NULL", empty, ref.table, c, c)
+		}
+		return nil, errors.New(msg)
 	}
 	if err := e.Catalog.SetDomain(ref.key, c, domain, proc == "dp_domain"); err != nil {
 		return nil, fmt.Errorf("%s: %w", proc, err)
