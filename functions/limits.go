@@ -151,7 +151,7 @@ func (e *Env) estimateTrain(ctx *sql.Context, args []any, kind string) (memEstim
 	if err != nil {
 		return memEstimate{}, false
 	}
-	if _, unit := e.Catalog.UnitOf(ref.key); unit {
+	if _, unit := e.Catalog.UnitOf(ref.key); unit && ref.sample == nil {
 		// The estimate would use (and its refusal show) the row count, not
 		// public for a unit table; the function refuses the table anyway.
 		return memEstimate{}, false
