@@ -67,9 +67,9 @@ func TestPrivacyUnitDeclarations(t *testing.T) {
 	wantErr(t, ana, "SELECT * FROM customers", "protected")
 	wantErr(t, ana, "SELECT * FROM orders", "protected")
 
-	// Row-level releases protect a row, not a customer: refused, nothing charged.
-	mustExec(t, root, "CALL dp_bounds('orders', 'customer_id', 0, 100)") // a feature, so that DP_TRAIN reaches its unit check
-	wantErr(t, ana, "SELECT DP_TRAIN('orders', 0.5, 'linreg', 'label=amount')", "privacy unit shop.customer")
+	// A training on a unit table keeps one row per person (units.md §10);
+	// a public-input refusal (no feature) charges nothing.
+	wantErr(t, ana, "SELECT DP_TRAIN('orders', 0.5, 'linreg', 'label=amount')", "no feature columns")
 	for _, tbl := range []string{"shop.customers", "shop.orders"} {
 		if s := spent(t, root, tbl); s != 0 {
 			t.Fatalf("%s: spent %v after refused releases", tbl, s)
@@ -350,8 +350,9 @@ func TestUnitFunctionsOverTheWire(t *testing.T) {
 	wantErr(t, ana, "SELECT DP_MEAN('orders', 'amount', 100)", "budget")
 	wantErr(t, ana, "SELECT DP_HISTOGRAM('orders', 'amount', 1, 'bins=4; max_groups_contributed=0')", "must be > 0")
 	wantErr(t, ana, "SELECT DP_QUANTILE('orders', 'amount', 0.5, 1, 'max_groups_contributed=2')", "unknown option")
-	mustExec(t, root, "CALL dp_bounds('orders', 'customer_id', 0, 200)") // a feature, so that DP_TRAIN reaches its unit check
-	wantErr(t, ana, "SELECT DP_TRAIN('orders', 1, 'linreg', 'label=amount')", "privacy unit shop.customer")
+	// Trainings run at person level (TestUnitTrainingsOverTheWire); a
+	// public-input refusal charges nothing.
+	wantErr(t, ana, "SELECT DP_TRAIN('orders', 1, 'linreg', 'label=amount')", "no feature columns")
 	spentAll(0)
 
 	// DP_MEAN at ε = 2: scales 1 (persons) and 50·σ (sum of person means

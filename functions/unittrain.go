@@ -111,8 +111,8 @@ func (e *Env) capturePlan(ctx *sql.Context, s *unitSample, args []any, impl call
 func (e *Env) personLevel(name string, tableArg, epsArg int, impl callFn) callFn {
 	return func(ctx *sql.Context, args []any) (any, error) {
 		if len(args) > max(tableArg, epsArg) {
-			if name, err := argString(args, tableArg, "table"); err == nil {
-				if ref, err := e.resolveTable(ctx, name); err == nil && e.Catalog.IsProtected(ref.key) {
+			if table, err := argString(args, tableArg, "table"); err == nil {
+				if ref, err := e.resolveTable(ctx, table); err == nil && e.Catalog.IsProtected(ref.key) {
 					if m, ok := e.Catalog.UnitOf(ref.key); ok {
 						return e.unitRowLevel(ctx, name, ref, m, args, epsArg, impl)
 					}
