@@ -123,11 +123,7 @@ func (s *Sampler) Release(pad []any) (rows [][]any, m int, err error) {
 		return nil, 0, fmt.Errorf("person count: %w", err)
 	}
 	m = s.o.Size(noisy)
-	kept := make([][]any, p)
-	for i, sl := range s.order {
-		kept[i] = sl.row
-	}
-	rows, err = Build(kept, m, pad)
+	rows, err = Build(s.Kept(), m, pad)
 	return rows, m, err
 }
 
@@ -166,3 +162,12 @@ func Build(kept [][]any, m int, pad []any) ([][]any, error) {
 
 // Persons is P, the number of persons seen (tests only: never released).
 func (s *Sampler) Persons() int { return len(s.order) }
+
+// Kept returns the kept rows, one per person (tests).
+func (s *Sampler) Kept() [][]any {
+	out := make([][]any, len(s.order))
+	for i, sl := range s.order {
+		out[i] = sl.row
+	}
+	return out
+}
