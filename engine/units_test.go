@@ -120,7 +120,8 @@ func TestPrivacyUnitDeclarations(t *testing.T) {
 // suite that reads demo.people against a people table of a declared
 // privacy unit, with and without a DP budget in the session: each is
 // refused and echoes no row value, except, with a budget, the four plain
-// aggregates, answered with person-level DP and charged to the unit.
+// aggregates, answered with person-level DP and charged to the unit, and
+// the one valid training (one row per person, units.md §10).
 func TestAnalystBypassSuiteUnits(t *testing.T) {
 	ts := startServer(t, t.TempDir())
 	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE demo")
@@ -150,7 +151,12 @@ func TestAnalystBypassSuiteUnits(t *testing.T) {
 		"SELECT AVG(age) FROM people": true, "SELECT COUNT(*) FROM people WHERE age > 40": true,
 		"SELECT SUM(age) FROM people": true, "SELECT town, COUNT(*) FROM people GROUP BY town": true,
 	}
-	n, answered := 0, 0
+	// Trainings on a unit table are person-level releases (units.md §10):
+	// the suite's one valid training is answered (without a session budget
+	// too: DP functions carry their ε) and charged once; on the second
+	// pass its model name is taken.
+	trainings := map[string]bool{"SELECT DP_LSQ('people', 1, 'linear', 'label=age; model=m_people')": true}
+	n, answered, trained := 0, 0, 0
 	for _, budget := range []string{"", "SET SESSION dp_epsilon = 1"} {
 		c := ts.connect("ana", "ana-pw", "demo")
 		c.SetMaxOpenConns(1)
@@ -165,6 +171,10 @@ func TestAnalystBypassSuiteUnits(t *testing.T) {
 			err := queryErr(c, q)
 			if err == nil && budget != "" && dpAnswered[q] {
 				answered++ // a DP answer (numbers only), charged to the unit
+				continue
+			}
+			if err == nil && trainings[q] {
+				trained++ // a person-level model, charged to the unit
 				continue
 			}
 			if err == nil {
@@ -187,13 +197,16 @@ func TestAnalystBypassSuiteUnits(t *testing.T) {
 	if answered != len(dpAnswered) {
 		t.Fatalf("%d of the %d DP-answerable aggregates were answered", answered, len(dpAnswered))
 	}
+	if trained != len(trainings) {
+		t.Fatalf("%d of the %d valid trainings ran", trained, len(trainings))
+	}
 	for _, tbl := range []string{"demo.people", "demo.visits"} {
-		if s := spent(t, root, tbl); s != float64(answered) {
-			t.Fatalf("%s: spent %v after the suite, want %d (the DP answers only)", tbl, s, answered)
+		if s := spent(t, root, tbl); s != float64(answered+trained) {
+			t.Fatalf("%s: spent %v after the suite, want %d (the DP answers only)", tbl, s, answered+trained)
 		}
 	}
-	if got := queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger"); got != float64(answered) {
-		t.Fatalf("%v ledger entries after the suite, want %d", got, answered)
+	if got := queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger"); got != float64(answered+trained) {
+		t.Fatalf("%v ledger entries after the suite, want %d", got, answered+trained)
 	}
 }
 

@@ -194,6 +194,10 @@ func (e *Env) estimateTrain(ctx *sql.Context, args []any, kind string) (memEstim
 	}
 	est := memEstimate{bytes: s.bytes(kind)}
 	est.detail = fmt.Sprintf("n=%d rows, up to %d feature columns", s.n, s.d)
+	if ref.sample != nil {
+		// A unit table: the person-level set's public size, never n.
+		est.detail = fmt.Sprintf("m=%d rows (one per person), up to %d feature columns", s.n, s.d)
+	}
 	if s.kernel != "" {
 		est.detail += fmt.Sprintf(", F=%.0f features after the %s kernel map", s.features(), s.kernel)
 	}

@@ -158,6 +158,16 @@ func (e *Env) unitRowLevel(ctx *sql.Context, fn string, ref tableRef, m catalog.
 	if err := withinCharge(p0, or.Eps2, delta); err != nil {
 		return nil, err
 	}
+	if e.MaxReleaseMemory > 0 && !dry {
+		// The estimates grow with n: one that exceeds the limit at the
+		// smallest m (MinRows) exceeds it at every m, so it is refused now,
+		// from public values only, before anything is charged.
+		est, ok := e.withSample(ctx, sample(nil, bound.MinRows), func() (memEstimate, bool) { return e.estimate(ctx, fn, inner) })
+		if ok && est.bytes > float64(e.MaxReleaseMemory) {
+			return nil, fmt.Errorf("this release would need more than %s of memory even on a one-row training set (%s), above the server's limit of %s per release (--max-release-memory); nothing was charged",
+				formatBytes(est.bytes), est.detail, formatBytes(float64(e.MaxReleaseMemory)))
+		}
+	}
 	account := catalog.UnitPrefix + m.Unit
 	events := []budget.Event{or.CountEvent(), {Kind: budget.Generic, Epsilon: or.Eps2, Delta: delta}}
 	info := map[string]any{}
@@ -169,7 +179,10 @@ func (e *Env) unitRowLevel(ctx *sql.Context, fn string, ref tableRef, m catalog.
 		}
 	}
 	if _, auto := p0.info["auto"]; auto {
+		// auto's kind (and the default model name from it) is chosen
+		// from m, after the count.
 		delete(info, "kind")
+		delete(info, "model")
 	}
 	bnd := fmt.Sprintf("one row per person, uniformly chosen (crypto RNG); the row-level mechanism runs on exactly m rows, m = max(%d, ⌊P̃ − %v⌋) from a noisy person count P̃ (Laplace scale %v, ε₁ = %v), a uniform m-subset of the persons' rows or, if m exceeds the persons, all of them and all-NULL padding rows",
 		bound.MinRows, or.Margin, or.CountScale(), or.Eps1)
