@@ -67,9 +67,9 @@ func TestPrivacyUnitDeclarations(t *testing.T) {
 	wantErr(t, ana, "SELECT * FROM customers", "protected")
 	wantErr(t, ana, "SELECT * FROM orders", "protected")
 
-	// Row-level releases protect a row, not a customer: refused, nothing charged.
-	mustExec(t, root, "CALL dp_bounds('orders', 'customer_id', 0, 100)") // a feature, so that DP_TRAIN reaches its unit check
-	wantErr(t, ana, "SELECT DP_TRAIN('orders', 0.5, 'linreg', 'label=amount')", "privacy unit shop.customer")
+	// A training on a unit table keeps one row per person (units.md §10);
+	// a public-input refusal (no feature) charges nothing.
+	wantErr(t, ana, "SELECT DP_TRAIN('orders', 0.5, 'linreg', 'label=amount')", "no feature columns")
 	for _, tbl := range []string{"shop.customers", "shop.orders"} {
 		if s := spent(t, root, tbl); s != 0 {
 			t.Fatalf("%s: spent %v after refused releases", tbl, s)
@@ -120,7 +120,8 @@ func TestPrivacyUnitDeclarations(t *testing.T) {
 // suite that reads demo.people against a people table of a declared
 // privacy unit, with and without a DP budget in the session: each is
 // refused and echoes no row value, except, with a budget, the four plain
-// aggregates, answered with person-level DP and charged to the unit.
+// aggregates, answered with person-level DP and charged to the unit, and
+// the one valid training (one row per person, units.md §10).
 func TestAnalystBypassSuiteUnits(t *testing.T) {
 	ts := startServer(t, t.TempDir())
 	mustExec(t, ts.connect("root", rootPW, ""), "CREATE DATABASE demo")
@@ -150,7 +151,12 @@ func TestAnalystBypassSuiteUnits(t *testing.T) {
 		"SELECT AVG(age) FROM people": true, "SELECT COUNT(*) FROM people WHERE age > 40": true,
 		"SELECT SUM(age) FROM people": true, "SELECT town, COUNT(*) FROM people GROUP BY town": true,
 	}
-	n, answered := 0, 0
+	// Trainings on a unit table are person-level releases (units.md §10):
+	// the suite's one valid training is answered (without a session budget
+	// too: DP functions carry their ε) and charged once; on the second
+	// pass its model name is taken.
+	trainings := map[string]bool{"SELECT DP_LSQ('people', 1, 'linear', 'label=age; model=m_people')": true}
+	n, answered, trained := 0, 0, 0
 	for _, budget := range []string{"", "SET SESSION dp_epsilon = 1"} {
 		c := ts.connect("ana", "ana-pw", "demo")
 		c.SetMaxOpenConns(1)
@@ -165,6 +171,10 @@ func TestAnalystBypassSuiteUnits(t *testing.T) {
 			err := queryErr(c, q)
 			if err == nil && budget != "" && dpAnswered[q] {
 				answered++ // a DP answer (numbers only), charged to the unit
+				continue
+			}
+			if err == nil && trainings[q] {
+				trained++ // a person-level model, charged to the unit
 				continue
 			}
 			if err == nil {
@@ -187,13 +197,16 @@ func TestAnalystBypassSuiteUnits(t *testing.T) {
 	if answered != len(dpAnswered) {
 		t.Fatalf("%d of the %d DP-answerable aggregates were answered", answered, len(dpAnswered))
 	}
+	if trained != len(trainings) {
+		t.Fatalf("%d of the %d valid trainings ran", trained, len(trainings))
+	}
 	for _, tbl := range []string{"demo.people", "demo.visits"} {
-		if s := spent(t, root, tbl); s != float64(answered) {
-			t.Fatalf("%s: spent %v after the suite, want %d (the DP answers only)", tbl, s, answered)
+		if s := spent(t, root, tbl); s != float64(answered+trained) {
+			t.Fatalf("%s: spent %v after the suite, want %d (the DP answers only)", tbl, s, answered+trained)
 		}
 	}
-	if got := queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger"); got != float64(answered) {
-		t.Fatalf("%v ledger entries after the suite, want %d", got, answered)
+	if got := queryFloat(t, root, "SELECT COUNT(*) FROM dpsql.dp_ledger"); got != float64(answered+trained) {
+		t.Fatalf("%v ledger entries after the suite, want %d", got, answered+trained)
 	}
 }
 
@@ -350,8 +363,9 @@ func TestUnitFunctionsOverTheWire(t *testing.T) {
 	wantErr(t, ana, "SELECT DP_MEAN('orders', 'amount', 100)", "budget")
 	wantErr(t, ana, "SELECT DP_HISTOGRAM('orders', 'amount', 1, 'bins=4; max_groups_contributed=0')", "must be > 0")
 	wantErr(t, ana, "SELECT DP_QUANTILE('orders', 'amount', 0.5, 1, 'max_groups_contributed=2')", "unknown option")
-	mustExec(t, root, "CALL dp_bounds('orders', 'customer_id', 0, 200)") // a feature, so that DP_TRAIN reaches its unit check
-	wantErr(t, ana, "SELECT DP_TRAIN('orders', 1, 'linreg', 'label=amount')", "privacy unit shop.customer")
+	// Trainings run at person level (TestUnitTrainingsOverTheWire); a
+	// public-input refusal charges nothing.
+	wantErr(t, ana, "SELECT DP_TRAIN('orders', 1, 'linreg', 'label=amount')", "no feature columns")
 	spentAll(0)
 
 	// DP_MEAN at ε = 2: scales 1 (persons) and 50·σ (sum of person means

@@ -56,6 +56,9 @@ type tableRef struct {
 	// ctx is the query that resolved the table: a model name reserved for
 	// the release is held in its name (modelName) until the call ends.
 	ctx *sql.Context
+	// sample, on a table of a privacy unit, is the person-level data set
+	// the release reads instead of the table (unittrain.go).
+	sample *unitSample
 }
 
 var identRE = regexp.MustCompile(`^[A-Za-z0-9_$]{1,64}$`)
@@ -79,7 +82,11 @@ func (e *Env) resolveTable(ctx *sql.Context, name string) (tableRef, error) {
 	if err != nil {
 		return tableRef{}, noSuchTable(db, table)
 	}
-	return tableRef{db: db, table: table, key: catalog.Key(db, table), schema: schema, ctx: ctx}, nil
+	ref := tableRef{db: db, table: table, key: catalog.Key(db, table), schema: schema, ctx: ctx}
+	if uc := e.rt().unitCallOf(ctx); uc != nil && uc.s.key == ref.key {
+		ref.sample = uc.s
+	}
+	return ref, nil
 }
 
 // qualify splits 'db.name' or places a bare name in the session's current
@@ -133,7 +140,7 @@ func (e *Env) rowLevelTable(ctx *sql.Context, name, function string) (tableRef, 
 	if err != nil {
 		return ref, err
 	}
-	if m, ok := e.Catalog.UnitOf(ref.key); ok {
+	if m, ok := e.Catalog.UnitOf(ref.key); ok && ref.sample == nil {
 		return ref, errRowLevelOnUnit(ref.key, m, function)
 	}
 	return ref, nil

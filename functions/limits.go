@@ -151,7 +151,7 @@ func (e *Env) estimateTrain(ctx *sql.Context, args []any, kind string) (memEstim
 	if err != nil {
 		return memEstimate{}, false
 	}
-	if _, unit := e.Catalog.UnitOf(ref.key); unit {
+	if _, unit := e.Catalog.UnitOf(ref.key); unit && ref.sample == nil {
 		// The estimate would use (and its refusal show) the row count, not
 		// public for a unit table; the function refuses the table anyway.
 		return memEstimate{}, false
@@ -194,6 +194,10 @@ func (e *Env) estimateTrain(ctx *sql.Context, args []any, kind string) (memEstim
 	}
 	est := memEstimate{bytes: s.bytes(kind)}
 	est.detail = fmt.Sprintf("n=%d rows, up to %d feature columns", s.n, s.d)
+	if ref.sample != nil {
+		// A unit table: the person-level set's public size, never n.
+		est.detail = fmt.Sprintf("m=%d rows (one per person), up to %d feature columns", s.n, s.d)
+	}
 	if s.kernel != "" {
 		est.detail += fmt.Sprintf(", F=%.0f features after the %s kernel map", s.features(), s.kernel)
 	}

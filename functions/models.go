@@ -232,7 +232,7 @@ func (e *Env) planEvaluate(ctx *sql.Context, args []any) (*releasePlan, error) {
 		return nil, err
 	}
 	public := !e.Catalog.IsProtected(ref.key)
-	if m, ok := e.Catalog.UnitOf(ref.key); ok && !public {
+	if m, ok := e.Catalog.UnitOf(ref.key); ok && !public && ref.sample == nil {
 		return nil, errRowLevelOnUnit(ref.key, m, "DP_EVALUATE")
 	}
 	enc, err := m.Encoder()
@@ -258,7 +258,7 @@ func (e *Env) planEvaluate(ctx *sql.Context, args []any) (*releasePlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := e.Store.RowCount(ref.db, ref.table)
+	n, err := e.rows(ref).RowCount(ref.db, ref.table)
 	if err != nil {
 		return nil, fmt.Errorf("row count of %s: %w", ref.key, err)
 	}
@@ -279,7 +279,7 @@ func (e *Env) planEvaluate(ctx *sql.Context, args []any) (*releasePlan, error) {
 		x := make([]float64, d)
 		var xe []float64
 		stop := scanCheck(ctx)
-		_, err := e.Store.ScanValues(ref.db, ref.table, cols, func(row []any) error {
+		_, err := e.rows(ref).ScanValues(ref.db, ref.table, cols, func(row []any) error {
 			if err := stop(); err != nil {
 				return err
 			}

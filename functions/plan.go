@@ -35,6 +35,10 @@ type releasePlan struct {
 // execute runs the plan: dry answers it without reading a row or charging
 // anything; otherwise the budget is reserved and compute runs (release).
 func (e *Env) execute(ctx *sql.Context, p *releasePlan, dry bool) (any, error) {
+	if uc := e.rt().unitCallOf(ctx); uc != nil {
+		uc.plan, uc.dry = p, dry // a planning pass of unittrain.go
+		return nil, errCaptured
+	}
 	if dry {
 		return e.dryRun(ctx, p)
 	}

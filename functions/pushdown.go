@@ -35,7 +35,7 @@ func (e *Env) pushMean(ref tableRef, col string, m *mechanism.Mean) (float64, bo
 // (public: where the table lives, the columns' declared transforms), so
 // that the plan covers any-order sums before the charge.
 func (e *Env) linearPushable(s *trainSpec) bool {
-	pd, ok := e.Store.(Pushdown)
+	pd, ok := e.rows(s.ref).(Pushdown)
 	if !ok || s.enc != nil || !pd.Pushes(s.ref.db, s.ref.table) {
 		return false // encoded features (categorical, indicators) are computed here, not in SQL
 	}
@@ -69,7 +69,7 @@ func planLinRegPush(cfg linreg.Config) (tr *linreg.Trainer, out linreg.Config, e
 // releases them; the plan is redone with the snapshot's n if it changed,
 // as on the embedded path.
 func (e *Env) pushLinReg(s *trainSpec, cfg linreg.Config, tr *linreg.Trainer, exact bool) (*mechanism.Model, bool, error) {
-	pd, ok := e.Store.(Pushdown)
+	pd, ok := e.rows(s.ref).(Pushdown)
 	if !ok || !(cfg.AnyOrderSums || exact) {
 		// Not planned for backend sums (or a declared transform, which
 		// the pushed-down SQL does not apply): read rows.
@@ -112,7 +112,7 @@ func (e *Env) pushCountOutside(ref tableRef, col string, lo, hi float64) (int64,
 // same snapshot as the statistics (CentredLinearStats). The plan is redone
 // with the snapshot's n if it changed, as on the embedded path.
 func (e *Env) pushLSQ(s *trainSpec, tr *lsq.Trainer, exact bool) (*mechanism.Model, bool, error) {
-	pd, ok := e.Store.(Pushdown)
+	pd, ok := e.rows(s.ref).(Pushdown)
 	cfg := tr.Config()
 	if !ok || !(cfg.AnyOrderSums || exact) {
 		return nil, false, nil

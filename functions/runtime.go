@@ -24,6 +24,9 @@ type runtimeState struct {
 	// counts holds the row counts read by each running release call
 	// (rowCount): one COUNT(*) per table and call.
 	counts map[*sql.Context]*callCounts
+	// units holds the planning pass of a person-level training running
+	// under a query (unittrain.go).
+	units map[*sql.Context]*unitCall
 	// running counts compute goroutines, including those of killed
 	// releases that have not noticed yet.
 	running atomic.Int64
@@ -41,6 +44,7 @@ func (e *Env) rt() *runtimeState {
 			mem:    newMemPool(e.MaxReleaseMemory),
 			held:   map[*sql.Context]*memTicket{},
 			counts: map[*sql.Context]*callCounts{},
+			units:  map[*sql.Context]*unitCall{},
 		}
 	})
 	return e.rtv
@@ -210,6 +214,9 @@ func (rt *runtimeState) endCounts(ctx *sql.Context) {
 // three consistent. The release's own snapshot still reports its n, and
 // the mechanisms re-plan when it differs (owners wrote in between).
 func (e *Env) rowCount(ctx *sql.Context, ref tableRef) (int64, error) {
+	if ref.sample != nil {
+		return ref.sample.m, nil // the person-level set's public m
+	}
 	rt := e.rt()
 	var c *callCounts
 	if ctx != nil && !separateReads.Load() {

@@ -344,7 +344,7 @@ func (e *Env) loadClassification(s trainSpec) ([][]float64, []int, error) {
 		return X, y, err
 	}
 	if labelIdx >= 0 && isNumeric(s.ref.schema[labelIdx].Type) {
-		_, err := e.Store.ScanFloats(s.ref.db, s.ref.table, cols, func(v []float64) error {
+		_, err := e.rows(s.ref).ScanFloats(s.ref.db, s.ref.table, cols, func(v []float64) error {
 			r := row()
 			copy(r, v[:d])
 			readRow(s.featureReads(), r)
@@ -358,7 +358,7 @@ func (e *Env) loadClassification(s trainSpec) ([][]float64, []int, error) {
 		})
 		return X, y, err
 	}
-	_, err := e.Store.ScanValues(s.ref.db, s.ref.table, cols, func(v []any) error {
+	_, err := e.rows(s.ref).ScanValues(s.ref.db, s.ref.table, cols, func(v []any) error {
 		r := row()
 		for j := 0; j < d; j++ {
 			f, ok := floatOf(v[j])
@@ -396,7 +396,7 @@ func classOf(index map[string]int, v any) int {
 func (e *Env) loadEncoded(s trainSpec, label func(raw any, num float64), add func([]float64), alloc func() []float64) error {
 	cols := append(s.inputColumns(), s.label)
 	k := len(cols) - 1
-	_, err := e.Store.ScanValues(s.ref.db, s.ref.table, cols, func(v []any) error {
+	_, err := e.rows(s.ref).ScanValues(s.ref.db, s.ref.table, cols, func(v []any) error {
 		r := s.enc.Encode(alloc(), v[:k])
 		add(r)
 		num, ok := mechanism.NumberOf(v[k])
@@ -429,7 +429,7 @@ func (e *Env) loadRegression(s trainSpec) ([][]float64, []float64, error) {
 		return X, y, err
 	}
 	cols := append(append([]string(nil), s.features...), s.label)
-	_, err := e.Store.ScanFloats(s.ref.db, s.ref.table, cols, func(v []float64) error {
+	_, err := e.rows(s.ref).ScanFloats(s.ref.db, s.ref.table, cols, func(v []float64) error {
 		readRow(s.reads, v)
 		if len(backing) < d {
 			backing = make([]float64, d*4096)
@@ -463,6 +463,10 @@ func (e *Env) saveModel(ctx *sql.Context, s trainSpec, m *mechanism.Model, param
 	js, err := json.Marshal(m)
 	if err != nil {
 		return "", fmt.Errorf("encode model: %w", err)
+	}
+	if u := s.ref.sample; u != nil {
+		// Trained at person level on m rows (units.md §10); m is public.
+		params += paramString("privacy_unit", u.unit, "rows", "one per person", "m", u.m, "persons_count_epsilon", u.oneRow.Eps1)
 	}
 	rec := catalog.ModelRecord{
 		Name: s.model, Kind: m.Kind, Kernel: m.Kernel, Params: params,

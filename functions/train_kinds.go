@@ -105,7 +105,7 @@ func planLinReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 	}
 	// A table attached from a scale-out backend keeps the pushed-down public
 	// scaling unless bounds= is given: private radii need the rows here.
-	if at, ok := e.Store.(interface{ Attached(db, table string) bool }); ok && !given && at.Attached(a.ref.db, a.ref.table) {
+	if at, ok := e.rows(a.ref).(interface{ Attached(db, table string) bool }); ok && !given && at.Attached(a.ref.db, a.ref.table) {
 		cfg.Bounds = linreg.BoundsPublic
 	}
 	// Scale-out (issue 14): statistics summed by the backend in its own

@@ -16,8 +16,8 @@ import (
 // the engine wires it): DP_MEAN is AVG over the unit, DP_HISTOGRAM a
 // grouped COUNT over public bins with each person's bins bounded,
 // DP_QUANTILE a report-noisy-max over at most C values per person. They
-// charge the unit's one account. Every other row-level release stays
-// refused on unit tables (errRowLevelOnUnit).
+// charge the unit's one account. The trainings and DP_EVALUATE keep one
+// row per person (unittrain.go).
 
 // UnitKind is a DP function compiled at person level.
 type UnitKind int
@@ -66,6 +66,21 @@ type UnitRelease struct {
 // the compiler cannot bound.
 type UnitCompiler interface {
 	CompileUnit(req UnitRequest) (*UnitRelease, error)
+	// CompileScan compiles the scan of every column of db.table with each
+	// row's person found along the table's unit path (the compiler's
+	// scan; rows with no person are dropped), for the one-row-per-person
+	// reduction of the trainings (unittrain.go).
+	CompileScan(db, table string) (*UnitScan, error)
+}
+
+// UnitScan is a compiled scan with persons of one unit table.
+type UnitScan struct {
+	Unit    string   // "db.unit"
+	Tables  []string // the unit's tables read (the table and its path)
+	Columns []string // every column of the table, schema order
+	// Run streams the rows (row valid during the call only) with their
+	// person; check is called at public points and aborts with its error.
+	Run func(check func() error, fn func(person string, row []any)) error
 }
 
 // planUnit plans a DP function on a table of unit m through Env.Units:

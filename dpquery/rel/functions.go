@@ -2,6 +2,7 @@ package rel
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/functions"
@@ -147,4 +148,29 @@ func mid(lo, hi float64) (m, h float64) {
 		return m, hi - m
 	}
 	return m, m - lo
+}
+
+// CompileScan implements functions.UnitCompiler: the scan of every column
+// of a unit table with each row's person, found along the table's unit
+// path exactly as for a query (rows whose person is NULL or dangling are
+// dropped). Refused (before any charge) for a table outside a unit.
+func (f Functions) CompileScan(db, table string) (*functions.UnitScan, error) {
+	p, err := Compile(Query{From: Scan{DB: db, Table: table}, Aggs: []Agg{{Kind: bound.Count}}, Options: Options{Epsilon: 1}}, f.Meta)
+	if err != nil {
+		return nil, err
+	}
+	s := p.scans[0]
+	for _, c := range s.cols {
+		s.need[strings.ToLower(c)] = true
+	}
+	return &functions.UnitScan{
+		Unit: p.Unit, Tables: p.Tables, Columns: append([]string(nil), s.cols...),
+		Run: func(check func() error, fn func(person string, row []any)) error {
+			r := &runner{p: p, src: f.Src, lookup: map[string]map[string]string{}, check: check}
+			return r.scan(0, func(row []any, person string) error {
+				fn(person, row)
+				return nil
+			})
+		},
+	}, nil
 }

@@ -375,3 +375,58 @@ func TestFunctionsQuantile(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileScanOneRowPerPerson (units.md §10): the trainings' scan with
+// persons finds each row's customer through one FK hop (orders) and two
+// (items → orders → customers); after bound.Sampler the data set has at
+// most one row per customer, so a customer with 1 or 10,000 orders adds at
+// most one row (the coupling of §10 then changes the m-row set in at most
+// one position: mechanism/bound's TestOneRowCoupling). NULL and dangling
+// keys are in no person. Refused outside a unit.
+func TestCompileScanOneRowPerPerson(t *testing.T) {
+	o, err := bound.NewOneRow(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, heavy := range []int{1, 10000} {
+		m := shop(t, 40, 3)
+		amounts := make([]float64, heavy)
+		for i := range amounts {
+			amounts[i] = 99
+		}
+		addVictim(m, 7777, amounts)
+		m.rows["s.orders"] = append(m.rows["s.orders"], []any{int64(-1), nil, 5.0, int64(0)})    // NULL customer
+		m.rows["s.items"] = append(m.rows["s.items"], []any{int64(-2), int64(-12345), int64(1)}) // dangling order
+		f := Functions{Meta: m, Src: m}
+		for _, table := range []string{"orders", "items"} {
+			sc, err := f.CompileScan("s", table)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sc.Unit != "s.customer" || strings.Join(sc.Columns, ",") != strings.Join(m.schema["s."+table], ",") {
+				t.Fatalf("%s: unit %s columns %v", table, sc.Unit, sc.Columns)
+			}
+			s := o.Sampler()
+			persons := map[string]int{}
+			if err := sc.Run(nil, func(person string, row []any) {
+				persons[person]++
+				s.Row(person, row)
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if s.Persons() != 41 || len(persons) != 41 || persons[keyOf(int64(7777))] != heavy {
+				t.Fatalf("%s, heavy %d: %d persons, victim %d rows; want 41 customers (NULL and dangling rows in none) and %d", table, heavy, len(persons), persons[keyOf(int64(7777))], heavy)
+			}
+			rows, err := bound.Build(s.Kept(), 41, make([]any, len(sc.Columns)))
+			if err != nil || len(rows) != 41 {
+				t.Fatalf("%d rows (%v)", len(rows), err)
+			}
+		}
+	}
+	if _, err := (Functions{Meta: shop(t, 2, 1), Src: shop(t, 2, 1)}).CompileScan("s", "audit"); !errors.Is(err, ErrRefused) {
+		t.Fatalf("a row-level table: %v, want a refusal", err)
+	}
+	if _, err := (Functions{Meta: shop(t, 2, 1), Src: shop(t, 2, 1)}).CompileScan("s", "products"); !errors.Is(err, ErrRefused) {
+		t.Fatalf("a public table: %v, want a refusal", err)
+	}
+}
