@@ -210,9 +210,11 @@ func (b *Backend) personGroupsSQL(q functions.PersonGroupQuery) (string, []kind,
 		if !numeric(k) || !finite(t.Lo, t.Hi) || !(t.Lo <= t.Hi) || math.Abs(t.Lo) > maxPushedBound || math.Abs(t.Hi) > maxPushedBound {
 			return "", nil, false
 		}
-		// As mechanism.Clip on the double the streaming path reads: the
-		// column as a DOUBLE, LEAST/GREATEST return one of their arguments.
-		sel = append(sel, "COUNT("+e+")", "SUM(LEAST(GREATEST(CAST("+e+" AS DOUBLE), "+rowLit(t.Lo)+"), "+rowLit(t.Hi)+"))")
+		// As mechanism.Clip on the double the streaming path reads: with
+		// DOUBLE bounds LEAST/GREATEST compare as DOUBLE and return one of
+		// their arguments as a DOUBLE (no CAST: Spider heads rewrite
+		// CAST(… AS DOUBLE) into a function the shards do not have).
+		sel = append(sel, "COUNT("+e+")", "SUM(LEAST(GREATEST("+e+", "+rowLit(t.Lo)+"), "+rowLit(t.Hi)+"))")
 	}
 	return fmt.Sprintf("SELECT %s FROM %s GROUP BY %s", strings.Join(sel, ", "), fromSQL, strings.Join(group, ", ")), kinds, true
 }
