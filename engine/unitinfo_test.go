@@ -80,6 +80,10 @@ func TestUnitTableStatisticsHidden(t *testing.T) {
 		"SELECT DP_TRAIN('DB.people', 1, 'linreg', 'label=age')",
 		"SELECT DP_LSQ('DB.people', 1, 'rbf', 'dim=4096; label=age')",
 		"SELECT DP_LMGC_TRAIN('DB.people', 1)",
+		// Person-level releases pass the memory admission on row counts
+		// rounded up to powers of two (2 and 3 both → 4): same refusal.
+		"SELECT DP_MEAN('DB.people', 'age', 1)",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) COUNT(*) FROM DB.visits",
 	}
 	for _, q := range stmts {
 		a2, a3 := render("ana", q, "u2"), render("ana", q, "u3")
