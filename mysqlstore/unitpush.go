@@ -216,5 +216,93 @@ func (b *Backend) personGroupsSQL(q functions.PersonGroupQuery) (string, []kind,
 		// CAST(… AS DOUBLE) into a function the shards do not have).
 		sel = append(sel, "COUNT("+e+")", "SUM(LEAST(GREATEST("+e+", "+rowLit(t.Lo)+"), "+rowLit(t.Hi)+"))")
 	}
+	if pre, ok := preAggregated(q, sel, group, key, col, from); ok {
+		return pre, kinds, true
+	}
 	return fmt.Sprintf("SELECT %s FROM %s GROUP BY %s", strings.Join(sel, ", "), fromSQL, strings.Join(group, ", ")), kinds, true
+}
+
+// preAggregated writes the statement with the aggregation below the join
+// when the root joins a single scan S, which holds every aggregated
+// column, to any other subtree T:
+//
+//	SELECT person, groups, SUM(d.t0)… FROM
+//	  (SELECT S.key AS k, [S.person AS p], [S.g AS g0]…, COUNT…, SUM… FROM S GROUP BY k, p, g…) AS d
+//	  JOIN (T) ON d.k = T.key GROUP BY person, groups
+//
+// Equal to the plain statement: a joined row (s, t) falls in the outer
+// group of (s's key, person, S-groups; t), so grouping S's rows by those
+// first and adding the groups' counts and sums per joined t gives the same
+// counts, and sums of the same values in another order (inside one
+// person's cell: docs/privacy/units.md §10). MariaDB then groups S along
+// an index on its key instead of the whole join in a temporary table.
+// sel and group are the plain statement's lists (person, groups, then
+// two expressions per term).
+func preAggregated(q functions.PersonGroupQuery, sel, group []string,
+	key func(functions.PushCol, bool) (string, kind, bool),
+	col func(functions.PushCol) (string, kind, bool),
+	from func(*functions.PushNode) (string, bool)) (string, bool) {
+	root := q.From
+	if root == nil || root.Scan >= 0 {
+		return "", false
+	}
+	for _, side := range []struct {
+		s, t       *functions.PushNode
+		sCol, tCol functions.PushCol
+	}{{root.Left, root.Right, root.LeftCol, root.RightCol}, {root.Right, root.Left, root.RightCol, root.LeftCol}} {
+		if side.s.Scan < 0 {
+			continue
+		}
+		S := side.s.Scan
+		ok := true
+		for _, t := range q.Terms {
+			if t.Col != nil && t.Col.Scan != S {
+				ok = false
+			}
+		}
+		if !ok {
+			continue
+		}
+		k, _, ok1 := col(side.sCol)
+		tk, _, ok2 := col(side.tCol)
+		sFrom, ok3 := from(side.s)
+		tFrom, ok4 := from(side.t)
+		if !(ok1 && ok2 && ok3 && ok4) {
+			return "", false
+		}
+		inner, innerGroup := []string{k + " AS k"}, []string{k}
+		outer := make([]string, 0, len(sel))
+		outerGroup := make([]string, 0, len(group))
+		// Person and group columns: from S through d, else from T as is.
+		cols := append([]functions.PushGroup{{Col: q.Person}}, q.Groups...)
+		for j, g := range cols {
+			if g.Col.Scan != S {
+				outer, outerGroup = append(outer, group[j]), append(outerGroup, group[j])
+				continue
+			}
+			e, _, ok := key(g.Col, g.Binned)
+			if !ok {
+				return "", false
+			}
+			alias := "g" + strconv.Itoa(j)
+			inner = append(inner, e+" AS "+alias)
+			if e != k {
+				innerGroup = append(innerGroup, e)
+			}
+			outer, outerGroup = append(outer, "d."+alias), append(outerGroup, "d."+alias)
+		}
+		for i, e := range sel[len(group):] {
+			if e == "0" {
+				outer = append(outer, "0")
+				continue
+			}
+			alias := "t" + strconv.Itoa(i)
+			inner = append(inner, e+" AS "+alias)
+			outer = append(outer, "SUM(d."+alias+")")
+		}
+		return fmt.Sprintf("SELECT %s FROM (SELECT %s FROM %s GROUP BY %s) AS d JOIN (%s) ON d.k = %s GROUP BY %s",
+			strings.Join(outer, ", "), strings.Join(inner, ", "), sFrom, strings.Join(innerGroup, ", "),
+			tFrom, tk, strings.Join(outerGroup, ", ")), true
+	}
+	return "", false
 }
