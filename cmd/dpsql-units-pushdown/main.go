@@ -38,17 +38,7 @@ type meta struct {
 }
 
 func (m meta) Table(key string) (catalog.Table, bool) { e, ok := m.entries[key]; return e, ok }
-func (m meta) Columns(db, table string) ([]string, error) {
-	s, err := m.b.TableSchema(db, table)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, len(s))
-	for i, c := range s {
-		out[i] = c.Name
-	}
-	return out, nil
-}
+func (m meta) Columns(db, table string) ([]string, error) { return rel.ColumnNames(m.b, db, table) }
 
 // streamOnly hides the backend's pushdown: the compiler streams rows.
 type streamOnly struct{ b *mysqlstore.Backend }

@@ -43,8 +43,11 @@ type CatalogMeta struct {
 func (m CatalogMeta) Table(key string) (catalog.Table, bool) { return m.Cat.Table(key) }
 
 // Columns implements Meta.
-func (m CatalogMeta) Columns(db, table string) ([]string, error) {
-	s, err := m.Schemas.TableSchema(db, table)
+func (m CatalogMeta) Columns(db, table string) ([]string, error) { return ColumnNames(m.Schemas, db, table) }
+
+// ColumnNames lists a table's columns in schema order and spelling.
+func ColumnNames(sch Schemas, db, table string) ([]string, error) {
+	s, err := sch.TableSchema(db, table)
 	if err != nil {
 		return nil, err
 	}
