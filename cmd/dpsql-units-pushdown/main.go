@@ -37,7 +37,7 @@ type meta struct {
 	b       *mysqlstore.Backend
 }
 
-func (m meta) Table(key string) (catalog.Table, bool) { e, ok := m.entries[key]; return e, ok }
+func (m meta) Table(key string) (catalog.Table, bool)     { e, ok := m.entries[key]; return e, ok }
 func (m meta) Columns(db, table string) ([]string, error) { return rel.ColumnNames(m.b, db, table) }
 
 // streamOnly hides the backend's pushdown: the compiler streams rows.

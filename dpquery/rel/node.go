@@ -43,7 +43,9 @@ type CatalogMeta struct {
 func (m CatalogMeta) Table(key string) (catalog.Table, bool) { return m.Cat.Table(key) }
 
 // Columns implements Meta.
-func (m CatalogMeta) Columns(db, table string) ([]string, error) { return ColumnNames(m.Schemas, db, table) }
+func (m CatalogMeta) Columns(db, table string) ([]string, error) {
+	return ColumnNames(m.Schemas, db, table)
+}
 
 // ColumnNames lists a table's columns in schema order and spelling.
 func ColumnNames(sch Schemas, db, table string) ([]string, error) {
