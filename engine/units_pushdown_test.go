@@ -99,20 +99,7 @@ func TestUnitPushdownOverTheWire(t *testing.T) {
 	mustExec(t, head, "SET GLOBAL general_log = 1")
 	defer mustExec(t, head, "SET GLOBAL general_log = 0")
 	pushedStatements := func() []string {
-		rows, err := head.Query("SELECT CONVERT(argument USING utf8mb4) FROM mysql.general_log WHERE command_type = 'Prepare' AND CONVERT(argument USING utf8mb4) LIKE '%GROUP BY a%' AND CONVERT(argument USING utf8mb4) LIKE '%`ushop`%'")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, s)
-		}
-		return out
+		return queryStrings(t, head, "SELECT CONVERT(argument USING utf8mb4) FROM mysql.general_log WHERE command_type = 'Prepare' AND CONVERT(argument USING utf8mb4) LIKE '%GROUP BY a%' AND CONVERT(argument USING utf8mb4) LIKE '%`ushop`%'")
 	}
 
 	// Each query on both copies; pushed says whether the backend computes
