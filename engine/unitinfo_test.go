@@ -82,6 +82,10 @@ func TestUnitTableStatisticsHidden(t *testing.T) {
 		"SELECT DP_LMGC_TRAIN('DB.people', 1)", // refused on public inputs (no label)
 		// Above the 1 KiB limit even on one row: refused before the charge.
 		"SELECT DP_LSQ('DB.people', 1, 'rbf', 'dim=4096; label=age; features=id')",
+		// Person-level releases pass the memory admission on row counts
+		// rounded up to powers of two (2 and 3 both → 4): same refusal.
+		"SELECT DP_MEAN('DB.people', 'age', 1)",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) COUNT(*) FROM DB.visits",
 	}
 	for _, q := range stmts {
 		a2, a3 := render("ana", q, "u2"), render("ana", q, "u3")

@@ -30,6 +30,9 @@ type releasePlan struct {
 	hyper       map[string]any     // hyperparameters, defaults filled in
 	info        map[string]any     // other public facts for the dry run (n, column, model, …)
 	compute     func() (any, error)
+	// admit, if set, runs before the charge (memory admission of
+	// person-level releases); its done func is called when the call ends.
+	admit func(ctx *sql.Context) (done func(), err error)
 }
 
 // execute runs the plan: dry answers it without reading a row or charging
@@ -41,6 +44,13 @@ func (e *Env) execute(ctx *sql.Context, p *releasePlan, dry bool) (any, error) {
 	}
 	if dry {
 		return e.dryRun(ctx, p)
+	}
+	if p.admit != nil {
+		done, err := p.admit(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
 	}
 	return e.releaseAccount(ctx, p.ref, p.accountKey(), p.fn, p.reqEps, p.reqDelta, p.events, p.compute)
 }

@@ -151,3 +151,89 @@ func (s safeRows) ScanValues(db, table string, cols []string, fn func(row []any)
 		return fn(row)
 	})
 }
+
+// UnitPushdown is implemented by storage that can compute the per-(person,
+// group) partial aggregates of a person-level release next to the data
+// (issue 27 item 6, docs/privacy/units.md §11): SELECT person, group…,
+// per term COUNT and SUM … FROM the joined tables GROUP BY person, group….
+// ok = false (nothing read, fn not called) when the storage cannot run the
+// query exactly as the streaming path would compute it — a table it does
+// not serve, a column kind whose equality or grouping differs in SQL, bounds
+// whose sums could overflow —, decided from public facts only (where the
+// tables live, their column kinds, the public bounds).
+type UnitPushdown interface {
+	PersonGroups(q PersonGroupQuery, fn func(g PersonGroup) error) (ok bool, err error)
+}
+
+// PushNode is a FROM tree: a scan (Table set; its alias is its index in
+// the query's Scans) or an inner equi-join of two subtrees.
+type PushNode struct {
+	Scan              int // index into PersonGroupQuery.Scans; −1 for a join
+	Left, Right       *PushNode
+	LeftCol, RightCol PushCol
+}
+
+// PushCol is a column of one of the query's scans (schema spelling).
+type PushCol struct {
+	Scan   int
+	Column string
+}
+
+// PushTable is one scanned table.
+type PushTable struct{ DB, Table string }
+
+// PushTerm is one aggregate input: Col nil counts rows (COUNT(*));
+// otherwise the rows where Col is not NULL are counted and, when Sum, the
+// column clipped to [Lo, Hi] (as mechanism.Clip, the declared read without
+// a transform) is summed as a double.
+type PushTerm struct {
+	Col    *PushCol
+	Sum    bool
+	Lo, Hi float64
+}
+
+// PushGroup is a group column; Binned marks one whose raw values dpsql maps to public
+// bins after the pushdown (any numeric or text kind may then be grouped).
+type PushGroup struct {
+	Col    PushCol
+	Binned bool
+}
+
+// PersonGroupQuery is the pushed-down part of a person-level release.
+type PersonGroupQuery struct {
+	Scans  []PushTable
+	From   *PushNode
+	Person PushCol // the column that holds the person, or the key its person is looked up by
+	Groups []PushGroup
+	Terms  []PushTerm
+}
+
+// PersonGroup is one row of the pushed-down result: the person column's
+// value, the group columns' values (as ScanValues returns them), the rows
+// of the batch, and per term the rows counted and the sum (0 when no row
+// counted).
+type PersonGroup struct {
+	Person any
+	Groups []any
+	All    int64
+	Rows   []int64
+	Sums   []float64
+}
+
+// PersonGroups passes the partial aggregates through when the wrapped
+// storage computes them (else ok = false), recovering a panic of fn as
+// ScanValues does.
+func (s safeRows) PersonGroups(q PersonGroupQuery, fn func(g PersonGroup) error) (bool, error) {
+	up, ok := s.Rows.(UnitPushdown)
+	if !ok {
+		return false, nil
+	}
+	return up.PersonGroups(q, func(g PersonGroup) (err error) {
+		defer func() {
+			if recover() != nil {
+				err = nil
+			}
+		}()
+		return fn(g)
+	})
+}

@@ -60,6 +60,9 @@ type UnitRelease struct {
 	// Run reads the rows and releases one value per bin (DP_MEAN: one);
 	// check is called at public points and aborts the run with its error.
 	Run func(check func() error) ([]float64, error)
+	// Memory is the run's memory estimate for the admission check before
+	// the charge (Env.AdmitUnit); nil: none.
+	Memory func() (float64, error)
 }
 
 // UnitCompiler compiles a UnitRequest, refusing (before any charge) what
@@ -109,6 +112,7 @@ func (e *Env) planUnit(ctx *sql.Context, ref tableRef, m catalog.Member, fn stri
 		hyper: map[string]any{"max_groups_contributed": r.MaxGroups, "max_rows_contributed_per_group": r.MaxRows},
 		info: map[string]any{"column": req.Column, "unit": r.Unit, "unit_tables": r.Tables, "per_person_bound": r.Bound,
 			"neighbours": "add or remove one person of unit " + r.Unit + " with all their rows"},
+		admit: func(ctx *sql.Context) (func(), error) { return e.AdmitUnit(ctx, r.Memory) },
 		compute: func() (any, error) {
 			vals, err := r.Run(func() error { return ctx.Err() })
 			if err != nil {

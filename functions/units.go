@@ -207,3 +207,33 @@ func (e *Env) ReleaseUnit(ctx *sql.Context, unit string, tables []string, functi
 	ref := tableRef{db: db, key: catalog.UnitPrefix + unit}
 	return e.releaseAccount(ctx, ref, ref.key, function, reqEps, reqDelta, events, compute)
 }
+
+// AdmitUnit is the memory admission of a person-level release
+// (docs/privacy/units.md §6), called before anything is charged: the
+// release's estimate (public quantities and the stored row counts of the
+// tables read, each rounded up to a power of two: dpquery/rel's Memory) is
+// checked against MaxReleaseMemory and then reserved in the shared pool
+// (waiting, killably, for running releases) until done is called or the
+// release hands it to its computation. The refusal reveals one bit — above
+// or below the operator's limit — and names neither a count nor the
+// estimate (threat-model.md).
+func (e *Env) AdmitUnit(ctx *sql.Context, estimate func() (float64, error)) (done func(), err error) {
+	if e.MaxReleaseMemory <= 0 || estimate == nil {
+		return func() {}, nil
+	}
+	est, err := estimate()
+	if err != nil {
+		return nil, fmt.Errorf("memory estimate of the person-level release: %w; nothing was charged", err)
+	}
+	if est > float64(e.MaxReleaseMemory) {
+		return nil, fmt.Errorf("this person-level release is estimated to need more memory than the server's limit of %s per release (--max-release-memory): read fewer or smaller tables or ask the operator for a higher limit; the estimate uses the tables' row counts rounded up to powers of two and this message reveals only that it is above the limit; nothing was charged",
+			formatBytes(float64(e.MaxReleaseMemory)))
+	}
+	rt := e.rt()
+	t, err := rt.mem.acquire(ctx, int64(math.Ceil(est)))
+	if err != nil {
+		return nil, err
+	}
+	rt.hold(ctx, t)
+	return func() { rt.unhold(ctx, t) }, nil
+}

@@ -21,6 +21,9 @@
 // operations as the embedded path, and the per-row terms are summed as
 // DECIMAL, exactly, so that the result does not depend on the order of the
 // rows or on the number of shards, and is rounded to float64 once.
+// Person-level releases push their per-(person, group) counts and
+// clamped sums (PersonGroups, docs/privacy/units.md §11); dpsql does the
+// per-person sampling, capping and clamping on them.
 //
 // Imports: wal (the attachment list in the bbolt file) and functions (the
 // Rows and Pushdown interfaces and their argument types). It may not import

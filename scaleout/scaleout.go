@@ -26,8 +26,9 @@ type routedRows struct {
 }
 
 var (
-	_ functions.Rows     = routedRows{}
-	_ functions.Pushdown = routedRows{}
+	_ functions.Rows         = routedRows{}
+	_ functions.Pushdown     = routedRows{}
+	_ functions.UnitPushdown = routedRows{}
 )
 
 // NewRows returns the DP functions' reads: of attached tables from the
@@ -189,3 +190,10 @@ func (r routedRows) CountOutside(db, table, col string, lo, hi float64) (int64, 
 }
 
 func (r routedRows) Pushes(db, table string) bool { return r.my.Attached(db, table) }
+
+// PersonGroups pushes a person-level query's per-(person, group) partial
+// aggregates to the backend when every table it reads is attached there
+// (issue 27 item 6); otherwise ok = false and the compiler streams rows.
+func (r routedRows) PersonGroups(q functions.PersonGroupQuery, fn func(g functions.PersonGroup) error) (bool, error) {
+	return r.my.PersonGroups(q, fn)
+}

@@ -8,7 +8,10 @@
 // refusal saying why, before anything is charged; Plan.Run scans storage
 // directly, attaches each row's person along the unit's foreign-key path,
 // joins, filters and hands the rows to mechanism/bound, which bounds each
-// person's contribution and adds the noise.
+// person's contribution and adds the noise. On tables attached from
+// MariaDB/Spider the per-(person, group) counts and sums are computed by the
+// backend when it can (push.go, functions.UnitPushdown); memory.go is the
+// admission estimate from row counts rounded up to powers of two.
 //
 // Models: Qrlew's privacy_unit_tracking (privacy-unit-preserving relations,
 // paths along foreign keys) and ZetaSQL's anonymization rewriter (per-user

@@ -72,6 +72,12 @@ func (p *Plan) Run(src Source, check func() error) (*Result, error) {
 // inputs) are held in memory; the probe side streams from storage.
 func (p *Plan) collect(src Source, check func() error) (*bound.Accumulator, error) {
 	acc := p.bp.Accumulator()
+	if ok, err := p.pushed(src, check, acc); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return acc, nil
+	}
 	if err := p.each(src, check, acc.Row); err != nil {
 		return nil, err
 	}

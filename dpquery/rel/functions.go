@@ -59,7 +59,7 @@ func (f Functions) quantile(p *Plan, r functions.UnitRequest) (*functions.UnitRe
 		return nil, err
 	}
 	return &functions.UnitRelease{
-		Unit: p.Unit, Tables: p.Tables, Events: []budget.Event{qm.Event()}, MaxGroups: 1, MaxRows: qm.MaxRows,
+		Unit: p.Unit, Tables: p.Tables, Events: []budget.Event{qm.Event()}, MaxGroups: 1, MaxRows: qm.MaxRows, Memory: p.memoryOf(f.Src),
 		Mechanism: "person-level quantile (dpquery/rel, mechanism/bound): at most C non-NULL values per person (a uniform C-subset, crypto RNG), report-noisy-max over the K public grid points of the declared bounds with utility −|rank − round(q·n)|, n the kept values",
 		Bound:     fmt.Sprintf("each person keeps at most C = %d value(s): adding or removing a person moves every utility by at most ⌈C·max(q, 1−q)⌉ = %v", qm.MaxRows, qm.Sensitivity()),
 		Calibration: map[string]float64{"sensitivity": qm.Sensitivity(), "laplace_scale": qm.Scale(),
@@ -111,7 +111,7 @@ func (f Functions) release(p *Plan, r functions.UnitRequest) *functions.UnitRele
 	bp := p.Bound()
 	out := &functions.UnitRelease{
 		Unit: p.Unit, Tables: p.Tables, Events: p.Events(), Delta: 0,
-		MaxGroups: bp.MaxGroups, MaxRows: bp.MaxRows,
+		MaxGroups: bp.MaxGroups, MaxRows: bp.MaxRows, Memory: p.memoryOf(f.Src),
 	}
 	first, second := bp.Sensitivity(0)
 	s1, s2 := bp.Scales(0)

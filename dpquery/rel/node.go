@@ -23,6 +23,9 @@ import (
 // Releaser reserves a unit-level release and runs it (functions.Env).
 type Releaser interface {
 	ReleaseUnit(ctx *sql.Context, unit string, tables []string, function string, reqEps, reqDelta float64, events []budget.Event, compute func() (any, error)) (any, error)
+	// AdmitUnit checks the release's memory estimate before the charge
+	// (docs/privacy/units.md §6); done frees its reservation.
+	AdmitUnit(ctx *sql.Context, estimate func() (float64, error)) (done func(), err error)
 }
 
 // Schemas gives tables' schemas (functions.Rows).
@@ -41,7 +44,12 @@ func (m CatalogMeta) Table(key string) (catalog.Table, bool) { return m.Cat.Tabl
 
 // Columns implements Meta.
 func (m CatalogMeta) Columns(db, table string) ([]string, error) {
-	s, err := m.Schemas.TableSchema(db, table)
+	return ColumnNames(m.Schemas, db, table)
+}
+
+// ColumnNames lists a table's columns in schema order and spelling.
+func ColumnNames(sch Schemas, db, table string) ([]string, error) {
+	s, err := sch.TableSchema(db, table)
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +162,11 @@ func (n *Aggregate) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) {
 			}
 		}
 	}
+	done, err := n.deps.Env.AdmitUnit(ctx, n.p.memoryOf(n.deps.Src))
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	check := func() error { return ctx.Err() }
 	out, err := n.deps.Env.ReleaseUnit(ctx, n.p.Unit, n.p.Tables, "DP_UNIT_AGGREGATE", n.p.spec.Epsilon, n.p.spec.Delta, n.p.Events(), func() (any, error) {
 		return n.p.Run(n.deps.Src, check)

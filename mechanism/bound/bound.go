@@ -269,8 +269,24 @@ func (p *Plan) Accumulator() *Accumulator {
 // A non-finite value counts as NULL. A group outside a declared domain is
 // in no group.
 func (a *Accumulator) Row(personID, group string, vals []float64) {
-	if a.domain != nil && !a.domain[group] {
+	c := a.cell(personID, group)
+	if c == nil {
 		return
+	}
+	c.all++
+	for i := range a.p.Measures {
+		if v := vals[i]; finite(v) {
+			c.rows[i]++
+			c.sums[i].Add(v)
+		}
+	}
+}
+
+// cell is person's cell of group (created on first use); nil for a group
+// outside a declared domain.
+func (a *Accumulator) cell(personID, group string) *cell {
+	if a.domain != nil && !a.domain[group] {
+		return nil
 	}
 	ps := a.persons[personID]
 	if ps == nil {
@@ -284,11 +300,27 @@ func (a *Accumulator) Row(personID, group string, vals []float64) {
 		ps.cells[group] = c
 		ps.order = append(ps.order, group)
 	}
-	c.all++
+	return c
+}
+
+// Partial records a batch of all rows of person in group, n[i] of which
+// have a value for measure i, summing to sums[i] (a partial aggregate
+// computed elsewhere, e.g. by a database backend: docs/privacy/units.md
+// §11). It is Row for a batch of one person's rows of one group: the
+// cell's row counts add up and its sums add the partial sums, so
+// everything Bound reads of the cell is a function of that person's rows
+// alone, whatever the batches. A non-finite sum, or n[i] ≤ 0, adds
+// nothing to measure i.
+func (a *Accumulator) Partial(personID, group string, all int64, n []int64, sums []float64) {
+	c := a.cell(personID, group)
+	if c == nil {
+		return
+	}
+	c.all += max(all, 0)
 	for i := range a.p.Measures {
-		if v := vals[i]; finite(v) {
-			c.rows[i]++
-			c.sums[i].Add(v)
+		if n[i] > 0 && finite(sums[i]) {
+			c.rows[i] += n[i]
+			c.sums[i].Add(sums[i])
 		}
 	}
 }
