@@ -1145,7 +1145,7 @@ func (c *Conn) handleNextCommand(ctx context.Context, handler Handler) error {
 			PrepareStmt: queries[0],
 		}
 
-		statement, err = sqlparser.ParseWithOptions(ctx, query, parserOptions)
+		statement, err = sqlparser.ParseWithOptions(ctx, prepareParseText(c, handler, query), parserOptions) // dpsql patch
 		if err != nil {
 			log.Errorf("Error while parsing prepared statement: %s", err.Error())
 			if werr := c.writeErrorPacketFromError(err); werr != nil {
@@ -1157,7 +1157,7 @@ func (c *Conn) handleNextCommand(ctx context.Context, handler Handler) error {
 		}
 
 		// Walk the parsed statement tree and find any SQLVal nodes that are parameterized.
-		paramsCount := uint16(0)
+		paramsCount := 0 // dpsql patch: an int, refused above 65535 below
 		_ = sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
 			switch node := node.(type) {
 			case *sqlparser.SQLVal:
@@ -1168,8 +1168,15 @@ func (c *Conn) handleNextCommand(ctx context.Context, handler Handler) error {
 			return true, nil
 		}, statement)
 
+		if paramsCount > maxPrepareParams { // dpsql patch
+			c.StatementID--
+			if werr := c.writeErrorPacket(ERPSManyParam, SSUnknownSQLState, "Prepared statement contains too many placeholders"); werr != nil {
+				return werr
+			}
+			return nil
+		}
 		if paramsCount > 0 {
-			prepare.ParamsCount = paramsCount
+			prepare.ParamsCount = uint16(paramsCount)
 			prepare.ParamsType = make([]int32, paramsCount)
 			prepare.BindVars = make(map[string]*querypb.BindVariable, paramsCount)
 		}
@@ -1405,6 +1412,10 @@ func (c *Conn) handleNextCommand(ctx context.Context, handler Handler) error {
 			return fmt.Errorf("error handling ComRegisterReplica packet")
 		}
 		return nil
+
+	case ComStatistics: // dpsql patch
+		c.recycleReadPacket()
+		return c.handleComStatistics(ctx, handler)
 
 	default:
 		log.Errorf("Got unhandled packet (default) from %s, returning error: %v", c, data)
