@@ -206,6 +206,9 @@ func (e *Engine) wire(opt Options) error {
 		AddPreAnalyzeRule(guardRuleID+4, e.plans.BumpRule). // issue 13: plan cache expiry
 		Build()
 	a.Catalog.StatsProvider = guard.ProtectStats(a.Catalog.StatsProvider, e.Catalog)
+	if err := g.OwnProcesses(a.Catalog.InfoSchema); err != nil { // issue 29: analysts see their own threads
+		return fmt.Errorf("restrict the process list: %w", err)
+	}
 	// issue 13: LOAD DATA and large literal INSERTs go to the store in
 	// batches (fastpath/bulkload.go).
 	fastpath.InstallBulkWriter(a)

@@ -1,6 +1,10 @@
 package server
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // TestRewriteCompat: which statements are answered by the conformance
 // layer, and what they become; EXPLAIN-like DESCRIBEs and ordinary
@@ -81,5 +85,18 @@ func TestWireFixes(t *testing.T) {
 		if got := uniqueSpelling(c[0], c[1]); got != c[2] {
 			t.Errorf("uniqueSpelling(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
 		}
+	}
+}
+
+// TestStatisticsText: COM_STATISTICS's reply in MariaDB's layout (two
+// spaces between items, three decimals).
+func TestStatisticsText(t *testing.T) {
+	got := statisticsText(8*time.Second+900*time.Millisecond, 3, 10, 1)
+	want := "Uptime: 8  Threads: 3  Questions: 10  Slow queries: 1  Opens: 0  Open tables: 0  Queries per second avg: 1.250"
+	if got != want {
+		t.Errorf("statisticsText = %q, want %q", got, want)
+	}
+	if got := statisticsText(0, 1, 5, 0); !strings.HasSuffix(got, "Queries per second avg: 0.000") {
+		t.Errorf("at uptime 0: %q", got)
 	}
 }
