@@ -164,9 +164,12 @@ func TestMySQLConformance(t *testing.T) {
 				wantCode(t, tg.name+" KILL QUERY", err, 1317, "70100")
 			}
 		}
+		// A server file outside secure_file_priv (DIR/files): MySQL's 1290.
+		_, err := root.Exec("LOAD DATA INFILE '/etc/hostname' INTO TABLE towns")
+		wantCode(t, "LOAD DATA INFILE outside secure_file_priv", err, 1290, "HY000")
 		// dpsql's own range for refusals on privacy grounds.
 		ana := ts.connect("ana", "ana-pw", "demo")
-		_, err := ana.Exec("SELECT * FROM people")
+		_, err = ana.Exec("SELECT * FROM people")
 		wantCode(t, "protected table", err, engine.ERDPProtected, engine.SSDPRefused)
 		_, err = ana.Exec("SELECT DP_MEAN('people', 'age', 11)")
 		wantCode(t, "budget exceeded", err, engine.ERDPBudgetExceeded, engine.SSDPRefused)

@@ -33,6 +33,7 @@ const (
 	erTableAccessDenid = 1142 // ER_TABLEACCESS_DENIED_ERROR, 42000
 	erQueryInterrupted = 1317 // ER_QUERY_INTERRUPTED, 70100
 	erReadOnlyTrx      = 1792 // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION, 25006
+	erOptionPrevents   = 1290 // ER_OPTION_PREVENTS_STATEMENT, HY000
 	ssReadOnlyTrx      = "25006"
 	ssAccessRule       = "42000"
 	ssInterrupted      = "70100"
@@ -88,6 +89,9 @@ func classifyError(msg string) (int, string, string) {
 		return erDBAccessDenied, ssAccessRule, msg
 	case reTableDenied.MatchString(msg):
 		return erTableAccessDenid, ssAccessRule, msg
+	case strings.Contains(msg, "--secure-file-priv option so it cannot execute this statement"):
+		// LOAD DATA INFILE / SELECT … INTO OUTFILE outside secure_file_priv.
+		return erOptionPrevents, mysql.SSUnknownSQLState, "The MySQL server is running with the --secure-file-priv option so it cannot execute this statement"
 	case strings.HasPrefix(msg, "query killed"):
 		return erQueryInterrupted, ssInterrupted, msg
 	case msg == context.Canceled.Error() || strings.HasPrefix(msg, "Query execution was interrupted"):

@@ -100,3 +100,12 @@ func TestStatisticsText(t *testing.T) {
 		t.Errorf("at uptime 0: %q", got)
 	}
 }
+
+// TestClassifySecureFilePriv: go-mysql-server's secure_file_priv refusal
+// (sent as 1105) is MySQL's 1290.
+func TestClassifySecureFilePriv(t *testing.T) {
+	code, state, _ := classifyError("LOAD DATA is unable to open file: The MySQL server is running with the --secure-file-priv option so it cannot execute this statement")
+	if code != 1290 || state != "HY000" {
+		t.Errorf("got %d/%s, want 1290/HY000", code, state)
+	}
+}
