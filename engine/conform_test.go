@@ -345,6 +345,10 @@ func TestMySQLConformance(t *testing.T) {
 				if row[0].String == rootID || (len(row) > 1 && row[1].String != "ana") {
 					t.Errorf("analyst %s shows another account's connection: %v", q, row)
 				}
+				// State without the plan's progress (rows read so far).
+				if strings.HasPrefix(q, "SHOW") && row[6].String != "" && row[6].String != "running" {
+					t.Errorf("analyst %s: State %q", q, row[6].String)
+				}
 			}
 			if !own {
 				t.Errorf("analyst %s: own connection %s missing", q, anaID)

@@ -20,11 +20,17 @@ import (
 // connections, as MySQL shows an account without the PROCESS privilege;
 // data owners see every connection. The filter applies before any row
 // leaves the process list, so no other account's text, state, database or
-// even connection id reaches an analyst.
+// even connection id reaches an analyst. An analyst's own rows show State
+// "running" (or nothing) instead of the plan's progress: the rows read so
+// far of a table a DP query scans would count a protected table's rows,
+// which HideRowCount keeps from analysts.
 
-// processUserCol is the User column of SHOW PROCESSLIST and of
-// information_schema.PROCESSLIST.
-const processUserCol = 1
+// processUserCol and processStateCol are the User and State columns of
+// SHOW PROCESSLIST and of information_schema.PROCESSLIST.
+const (
+	processUserCol  = 1
+	processStateCol = 6
+)
 
 // OwnProcesses makes information_schema.PROCESSLIST of infoSchema (the
 // analyzer catalog's) answer analysts with their own connections only.
@@ -50,7 +56,11 @@ func (g *Guard) OwnProcesses(infoSchema sql.Database) error {
 		user := functions.UserOf(ctx)
 		own := rows[:0]
 		for _, r := range rows {
-			if len(r) > processUserCol && fmt.Sprint(r[processUserCol]) == user {
+			if len(r) > processStateCol && fmt.Sprint(r[processUserCol]) == user {
+				if st, _ := r[processStateCol].(string); st != "" {
+					r = append(sql.Row(nil), r...)
+					r[processStateCol] = "running"
+				}
 				own = append(own, r)
 			}
 		}
@@ -60,8 +70,9 @@ func (g *Guard) OwnProcesses(infoSchema sql.Database) error {
 }
 
 // ownProcessesOnly puts a filter on the User column over SHOW PROCESSLIST
-// for an analyst (the rule runs twice on a plan: a filter already there is
-// not added again).
+// for an analyst, and over it a projection that shows State as "running"
+// (or "") rather than the plan's progress (the rule runs twice on a plan:
+// a filter already there is not added again).
 func ownProcessesOnly(ctx *sql.Context, n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 	cond := expression.NewEquals(
 		expression.NewGetField(processUserCol, types.LongText, "User", false),
@@ -73,6 +84,18 @@ func ownProcessesOnly(ctx *sql.Context, n sql.Node) (sql.Node, transform.TreeIde
 		if f, ok := c.Parent.(*plan.Filter); ok && strings.EqualFold(f.Expression.String(), cond.String()) {
 			return c.Node, transform.SameTree, nil
 		}
-		return plan.NewFilter(cond, c.Node), transform.NewTree, nil
+		sch := c.Node.Schema()
+		cols := make([]sql.Expression, len(sch))
+		for i, col := range sch {
+			cols[i] = expression.NewGetField(i, col.Type, col.Name, col.Nullable)
+		}
+		if len(cols) > processStateCol {
+			st := cols[processStateCol]
+			empty := expression.NewLiteral("", types.LongText)
+			cols[processStateCol] = expression.NewAlias(sch[processStateCol].Name, expression.NewCase(nil,
+				[]expression.CaseBranch{{Cond: expression.NewEquals(st, empty), Value: empty}},
+				expression.NewLiteral("running", types.LongText)))
+		}
+		return plan.NewProject(cols, plan.NewFilter(cond, c.Node)), transform.NewTree, nil
 	})
 }
