@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 
@@ -36,7 +37,11 @@ type builder struct{ inner sql.NodeExecBuilder }
 
 func (b builder) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, error) {
 	if d, ok := n.(*plan.DescribeQuery); ok && !d.Format.Plan && !d.Format.Analyze {
-		return sql.RowsToRowIter(tableRows(ctx, d.Child)...), nil
+		rows, err := tableRows(ctx, d.Child)
+		if err != nil {
+			return nil, err
+		}
+		return sql.RowsToRowIter(rows...), nil
 	}
 	return b.inner.Build(ctx, n, r)
 }
@@ -44,11 +49,17 @@ func (b builder) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, er
 // tableRows returns one row per table access of the main query block, in
 // plan order (a join's outer table first), as MySQL lists them; "No tables
 // used" when there is none. Tables read by subqueries in expressions are
-// not listed.
-func tableRows(ctx *sql.Context, n sql.Node) []sql.Row {
+// not listed. A plan with a row source of its own (sql.ExecSourceRel: a DP
+// aggregate release, a table function) is refused: its rows are not a
+// table access, and a release is never described as one.
+func tableRows(ctx *sql.Context, n sql.Node) ([]sql.Row, error) {
 	var rows []sql.Row
+	var err error
 	var walk func(n sql.Node, filtered bool)
 	walk = func(n sql.Node, filtered bool) {
+		if err != nil {
+			return
+		}
 		switch x := n.(type) {
 		case *plan.Filter:
 			walk(x.Child, true)
@@ -68,17 +79,27 @@ func tableRows(ctx *sql.Context, n sql.Node) []sql.Row {
 		case *plan.IndexedTableAccess:
 			rows = append(rows, indexRow(ctx, x.Name(), x, filtered))
 			return
+		case sql.ExecSourceRel:
+			err = ErrNotTabular
+			return
 		}
 		for _, c := range n.Children() {
 			walk(c, false)
 		}
 	}
 	walk(n, false)
+	if err != nil {
+		return nil, err
+	}
 	if len(rows) == 0 {
 		rows = append(rows, row("", "", "", "", "", nil, "No tables used"))
 	}
-	return rows
+	return rows, nil
 }
+
+// ErrNotTabular refuses the tabular EXPLAIN of a plan with its own row
+// source.
+var ErrNotTabular = errors.New("the tabular EXPLAIN describes table accesses only; this plan has a row source of its own (a DP release or a table function): use EXPLAIN FORMAT=TREE")
 
 // scanRow: a full scan (type ALL).
 func scanRow(ctx *sql.Context, name string, rt *plan.ResolvedTable, filtered bool) sql.Row {
