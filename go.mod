@@ -44,3 +44,6 @@ require (
 	google.golang.org/grpc v1.53.0 // indirect
 	google.golang.org/protobuf v1.28.1 // indirect
 )
+
+// The MySQL protocol library with a small patch (third_party/vitess/PATCHES.md).
+replace github.com/dolthub/vitess => ./third_party/vitess

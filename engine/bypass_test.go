@@ -62,9 +62,6 @@ var bypassStatements = []string{
 	"DESCRIBE SELECT * FROM people",
 	"EXPLAIN ANALYZE SELECT * FROM people",
 	"ANALYZE TABLE people",
-	"SHOW PROCESSLIST",
-	"SHOW FULL PROCESSLIST",
-	"SELECT * FROM information_schema.processlist",
 	// Copies.
 	"CREATE TABLE stolen AS SELECT * FROM people",
 	"CREATE TABLE stolen2 SELECT age FROM people",

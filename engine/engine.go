@@ -24,6 +24,7 @@ import (
 	"github.com/dpsql/dpsql/dpquery"
 	"github.com/dpsql/dpsql/dpquery/rel"
 	"github.com/dpsql/dpsql/dump"
+	"github.com/dpsql/dpsql/explain"
 	"github.com/dpsql/dpsql/fastpath"
 	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/guard"
@@ -204,11 +205,18 @@ func (e *Engine) wire(opt Options) error {
 		// multi-clause ALTER TABLE is all or nothing.
 		AddPostValidationRule(store.AtomicAlterRuleID, e.Store.AtomicAlterRule).
 		AddPreAnalyzeRule(guardRuleID+4, e.plans.BumpRule). // issue 13: plan cache expiry
+		AddPostValidationRule(guardRuleID+5, explain.Rule). // issue 29: EXPLAIN of one-row plans
 		Build()
 	a.Catalog.StatsProvider = guard.ProtectStats(a.Catalog.StatsProvider, e.Catalog)
+	if err := g.OwnProcesses(a.Catalog.InfoSchema); err != nil { // issue 29: analysts see their own threads
+		return fmt.Errorf("restrict the process list: %w", err)
+	}
 	// issue 13: LOAD DATA and large literal INSERTs go to the store in
 	// batches (fastpath/bulkload.go).
 	fastpath.InstallBulkWriter(a)
+	// issue 29: the tabular EXPLAIN in MySQL's layout (the guard has
+	// refused analysts' EXPLAINs of protected tables while analysing).
+	explain.Install(a)
 	e.SQL = sqle.New(a, &sqle.Config{})
 	e.plans.SetEngine(e.SQL)
 	e.SQL.Parser = dump.Parser{Parser: e.SQL.Parser}             // issue 13: mysqldump of the mysql database

@@ -10,7 +10,7 @@
 //     (store.Hooks.HideRowCount: TABLE_ROWS, SHOW TABLE STATUS);
 //   - an analyzer rule (Guard.Rule) that refuses plans touching protected
 //     tables for analysts (clear errors even for EXPLAIN), refuses ANALYZE of
-//     protected tables, SHOW PROCESSLIST for analysts, and any DP release
+//     protected tables and any DP release
 //     that could be evaluated more than once (per row, in a join, in a
 //     subquery, UNION …); it answers public metadata statements (meta.go)
 //     and hands analysts' aggregate queries over a protected table to the DP
@@ -18,8 +18,9 @@
 //   - the DP functions read storage directly, with no privileges involved.
 //
 // It also owns the authorisation wrapper that lets every account read the
-// dpsql system views (NewAuthFactory) and hides planner statistics of
-// protected tables (ProtectStats).
+// dpsql system views (NewAuthFactory), hides planner statistics of
+// protected tables (ProtectStats), and shows an analyst only their own
+// connections in the process list (OwnProcesses, processlist.go).
 //
 // Imports: catalog, functions, mechanism, store and go-mysql-server. It may
 // not import engine, server, fastpath, dump or scaleout (they sit above it

@@ -245,7 +245,7 @@ func (g *Guard) Rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 		n = out
 	}
 	var err error
-	touchesProtected, predicts, showVars := false, false, false
+	touchesProtected, predicts, showVars, showProcs := false, false, false, false
 	check := func(node sql.Node) bool {
 		if err != nil {
 			return false
@@ -276,10 +276,8 @@ func (g *Guard) Rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 				}
 			}
 		case *plan.ShowProcessList:
-			if !owner {
-				err = errors.New("SHOW PROCESSLIST is available to data owners only: running statements can contain row values")
-				return false
-			}
+			// An analyst's own connections only (processlist.go).
+			showProcs = !owner
 		case *plan.Set:
 			// Server-wide variables change every session, the owners'
 			// included: SUPER only, as in MySQL.
@@ -317,10 +315,6 @@ func (g *Guard) Rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 			}
 		}
 		if key, ok := functions.TableKey(node); ok {
-			if key == "information_schema.processlist" && !owner {
-				err = errors.New("information_schema.processlist is available to data owners only")
-				return false
-			}
 			if g.cat.IsProtected(key) {
 				touchesProtected = true
 				if !owner {
@@ -362,6 +356,9 @@ func (g *Guard) Rule(ctx *sql.Context, _ *analyzer.Analyzer, n sql.Node, scope *
 	}
 	if err != nil {
 		return nil, transform.SameTree, err
+	}
+	if showProcs {
+		return ownProcessesOnly(ctx, n)
 	}
 	if showVars && !fileOK {
 		return hideFilePriv(n)
@@ -539,7 +536,10 @@ func (h authHandler) HandleAuth(ctx *sql.Context, st sql.AuthorizationQueryState
 	// KILL is the only statement the parser marks SUPER. Every account may
 	// kill its own statements (as in MySQL); the guard's rule refuses the
 	// others without SUPER. SHOW GRANTS is decided by checkShowGrants (bi).
-	if auth.AuthType == ast.AuthType_SUPER || showGrantsAuth(auth) {
+	// SHOW PROCESSLIST (the only statement marked PROCESS): every account
+	// may list its own connections, as in MySQL; the rule filters the rows
+	// of analysts (processlist.go).
+	if auth.AuthType == ast.AuthType_SUPER || auth.AuthType == ast.AuthType_PROCESS || showGrantsAuth(auth) {
 		return nil
 	}
 	if auth.AuthType == ast.AuthType_SELECT || auth.AuthType == ast.AuthType_SHOW {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/dolthub/go-mysql-server/sql"
 	"github.com/dolthub/vitess/go/mysql"
@@ -31,6 +33,7 @@ const (
 	erTableAccessDenid = 1142 // ER_TABLEACCESS_DENIED_ERROR, 42000
 	erQueryInterrupted = 1317 // ER_QUERY_INTERRUPTED, 70100
 	erReadOnlyTrx      = 1792 // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION, 25006
+	erOptionPrevents   = 1290 // ER_OPTION_PREVENTS_STATEMENT, HY000
 	ssReadOnlyTrx      = "25006"
 	ssAccessRule       = "42000"
 	ssInterrupted      = "70100"
@@ -86,6 +89,9 @@ func classifyError(msg string) (int, string, string) {
 		return erDBAccessDenied, ssAccessRule, msg
 	case reTableDenied.MatchString(msg):
 		return erTableAccessDenid, ssAccessRule, msg
+	case strings.Contains(msg, "--secure-file-priv option so it cannot execute this statement"):
+		// LOAD DATA INFILE / SELECT … INTO OUTFILE outside secure_file_priv.
+		return erOptionPrevents, mysql.SSUnknownSQLState, "The MySQL server is running with the --secure-file-priv option so it cannot execute this statement"
 	case strings.HasPrefix(msg, "query killed"):
 		return erQueryInterrupted, ssInterrupted, msg
 	case msg == context.Canceled.Error() || strings.HasPrefix(msg, "Query execution was interrupted"):
@@ -188,6 +194,8 @@ type conformHandler struct {
 	dpError   func(msg string) (int, string)
 	sessions  sync.Map // connection id → sql.Session
 	remotes   sync.Map // connection id → the client's ip:port
+	started   time.Time
+	questions atomic.Uint64 // statements from clients (COM_STATISTICS)
 }
 
 // NewConnection: the handshake carries SERVER_STATUS_AUTOCOMMIT, as the
@@ -236,6 +244,7 @@ func (h *conformHandler) readOnlyRefusal(ctx context.Context, c *mysql.Conn, stm
 }
 
 func (h *conformHandler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
+	h.questions.Add(1)
 	if err := h.readOnlyRefusal(ctx, c, query); err != nil {
 		return err
 	}
@@ -247,6 +256,7 @@ func (h *conformHandler) ComQuery(ctx context.Context, c *mysql.Conn, query stri
 }
 
 func (h *conformHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) (string, error) {
+	h.questions.Add(1)
 	first, rest := firstStatement(query)
 	if err := h.readOnlyRefusal(ctx, c, first); err != nil {
 		return rest, err
@@ -259,19 +269,56 @@ func (h *conformHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query
 	return rest, h.err(err)
 }
 
-func (h *conformHandler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
-	if err := tooManyParams(prepare); err != nil {
-		return nil, err
+// PrepareParseText gives the protocol library (which parses a
+// COM_STMT_PREPARE itself to count its placeholders, before ComPrepare)
+// the rewritten text of a statement its parser does not know: a prepared
+// DO or DESCRIBE t 'pattern' (the vitess patch, third_party/vitess).
+func (h *conformHandler) PrepareParseText(_ *mysql.Conn, query string) string {
+	if rewritten, _, ok := rewriteCompat(query); ok {
+		return rewritten
 	}
-	fields, err := h.Handler.ComPrepare(ctx, c, query, prepare)
-	return restoreAliasCase(fixFields(fields), query), h.err(err)
+	return query
+}
+
+func (h *conformHandler) ComPrepare(ctx context.Context, c *mysql.Conn, query string, prepare *mysql.PrepareData) ([]*querypb.Field, error) {
+	h.questions.Add(1)
+	rewritten, discard, ok := rewriteCompat(query)
+	if !ok {
+		fields, err := h.Handler.ComPrepare(ctx, c, query, prepare)
+		return restoreAliasCase(fixFields(fields), query), h.err(err)
+	}
+	fields, err := h.Handler.ComPrepare(ctx, c, rewritten, compatPrepare(prepare, rewritten))
+	if discard {
+		fields = nil // DO has no result columns
+	}
+	return fixFields(fields), h.err(err)
+}
+
+// compatPrepare is a copy of p that runs rewritten (rewriteCompat).
+func compatPrepare(p *mysql.PrepareData, rewritten string) *mysql.PrepareData {
+	c := *p
+	c.PrepareStmt = rewritten
+	return &c
 }
 
 func (h *conformHandler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
+	h.questions.Add(1)
 	if err := h.readOnlyRefusal(ctx, c, prepare.PrepareStmt); err != nil {
 		return err
 	}
 	fixDateParams(prepare)
+	if rewritten, discard, ok := rewriteCompat(prepare.PrepareStmt); ok {
+		send := callback
+		if discard {
+			send = func(*sqltypes.Result) error { return nil }
+		}
+		if err := h.Handler.ComStmtExecute(ctx, c, compatPrepare(prepare, rewritten), func(r *sqltypes.Result) error {
+			return send(fixResult(r, true, rewritten))
+		}); err != nil || !discard {
+			return h.err(err)
+		}
+		return callback(&sqltypes.Result{})
+	}
 	return h.err(h.Handler.ComStmtExecute(ctx, c, prepare, func(r *sqltypes.Result) error {
 		return callback(fixResult(r, true, prepare.PrepareStmt))
 	}))

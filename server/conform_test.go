@@ -1,6 +1,10 @@
 package server
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+)
 
 // TestRewriteCompat: which statements are answered by the conformance
 // layer, and what they become; EXPLAIN-like DESCRIBEs and ordinary
@@ -81,5 +85,27 @@ func TestWireFixes(t *testing.T) {
 		if got := uniqueSpelling(c[0], c[1]); got != c[2] {
 			t.Errorf("uniqueSpelling(%q, %q) = %q, want %q", c[0], c[1], got, c[2])
 		}
+	}
+}
+
+// TestStatisticsText: COM_STATISTICS's reply in MariaDB's layout (two
+// spaces between items, three decimals).
+func TestStatisticsText(t *testing.T) {
+	got := statisticsText(8*time.Second+900*time.Millisecond, 3, 10, 1)
+	want := "Uptime: 8  Threads: 3  Questions: 10  Slow queries: 1  Opens: 0  Open tables: 0  Queries per second avg: 1.250"
+	if got != want {
+		t.Errorf("statisticsText = %q, want %q", got, want)
+	}
+	if got := statisticsText(0, 1, 5, 0); !strings.HasSuffix(got, "Queries per second avg: 0.000") {
+		t.Errorf("at uptime 0: %q", got)
+	}
+}
+
+// TestClassifySecureFilePriv: go-mysql-server's secure_file_priv refusal
+// (sent as 1105) is MySQL's 1290.
+func TestClassifySecureFilePriv(t *testing.T) {
+	code, state, _ := classifyError("LOAD DATA is unable to open file: The MySQL server is running with the --secure-file-priv option so it cannot execute this statement")
+	if code != 1290 || state != "HY000" {
+		t.Errorf("got %d/%s, want 1290/HY000", code, state)
 	}
 }

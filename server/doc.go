@@ -10,7 +10,9 @@
 // sessions, the processlist's User/Host/State) and on the wire (wire.go:
 // the handshake's collation, result metadata, zero dates and date
 // parameters of prepared statements, alias case, Ssl_cipher/Ssl_version,
-// SHOW CREATE TABLE collations MariaDB can load).
+// SHOW CREATE TABLE collations MariaDB can load), and COM_STATISTICS
+// (comstats.go) and prepared DO / DESCRIBE t 'pattern' through the hooks
+// of the patched protocol library (third_party/vitess/PATCHES.md).
 //
 // Imports: fastpath and store (sessions). It may not import engine (which
 // wires it: engine.NewServer) nor any DP package: it never sees a release.

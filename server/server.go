@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	sqle "github.com/dolthub/go-mysql-server"
 	gmsserver "github.com/dolthub/go-mysql-server/server"
@@ -87,7 +88,7 @@ func New(e *sqle.Engine, plans *fastpath.PlanCache, addr string, opt Options) (*
 	// issue 29: MySQL conformance in front of it (conform.go).
 	var ch *fastpath.Handler
 	sessions := &fastpath.Sessions{}
-	conform := &conformHandler{throttle: t, owner: opt.IsOwner, protected: opt.IsProtected, dpError: opt.DPError}
+	conform := &conformHandler{throttle: t, owner: opt.IsOwner, protected: opt.IsProtected, dpError: opt.DPError, started: time.Now()}
 	wrap := func(h mysql.Handler) (mysql.Handler, error) {
 		if gh, ok := h.(*gmsserver.Handler); ok {
 			ch = fastpath.NewHandler(gh, plans, sessions)

@@ -187,19 +187,6 @@ func normalizeBinaryDate(s string) (string, bool) {
 	return out, true
 }
 
-// maxPreparedParams: vitess computes the NULL bitmap length of a
-// COM_STMT_EXECUTE as (count+7)/8 in 16 bits, which wraps above 65528
-// parameters and panics the connection; such statements are refused at
-// prepare with MySQL's "too many placeholders" (1390) instead.
-const maxPreparedParams = 65528
-
-func tooManyParams(p *mysql.PrepareData) error {
-	if p != nil && int(p.ParamsCount) > maxPreparedParams {
-		return mysql.NewSQLError(1390, "HY000", "Prepared statement contains too many placeholders (%d; dpsql accepts at most %d)", p.ParamsCount, maxPreparedParams)
-	}
-	return nil
-}
-
 // applyHandshakeCollation gives a new session the character set and
 // collation the client asked for in its handshake (the collation id of
 // the handshake response), as MySQL does: character_set_client,
