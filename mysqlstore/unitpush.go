@@ -88,18 +88,10 @@ func (b *Backend) PersonGroups(q functions.PersonGroupQuery, fn func(g functions
 	return true, err
 }
 
-// toInt reads a COUNT.
+// toInt reads a COUNT (as an integer column's value).
 func toInt(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case uint64:
-		return int64(x)
-	case []byte:
-		n, _ := strconv.ParseInt(string(x), 10, 64)
-		return n
-	}
-	return 0
+	n, _ := toValue(v, kindInt).(int64)
+	return n
 }
 
 // PersonGroupsQuery returns the statement PersonGroups would run (tests,
