@@ -677,6 +677,28 @@ func TestWireConformance(t *testing.T) {
 				t.Errorf("DATETIME(6) parameter %v came back as %v (%v)", want, v, err)
 			}
 
+			// CAST(… AS TIME) of a DATETIME: go-sql-driver sends a time.Time
+			// parameter as the string '0001-01-01 03:25:45' (TestDateTime);
+			// MariaDB takes its time of day (package sqlcompat). Not TIME(n):
+			// go-mysql-server keeps no fractional precision for TIME, so the
+			// column's decimals are 0 and the driver drops the fraction.
+			tm := time.Date(1, 1, 1, 3, 25, 45, 100000000, time.UTC)
+			for _, c := range []struct {
+				q    string
+				args []any
+				want string
+			}{
+				{"SELECT CAST(? AS TIME)", []any{tm}, "03:25:45"},
+				{"SELECT CAST('2021-03-04 05:06:07' AS TIME)", nil, "05:06:07"},
+				{"SELECT CAST('12:34:56' AS TIME)", nil, "12:34:56"},
+				{"SELECT CAST(123456 AS TIME)", nil, "12:34:56"},
+			} {
+				var got sql.NullString
+				if err := root.QueryRow(c.q, c.args...).Scan(&got); err != nil || got.String != c.want {
+					t.Errorf("%s %v: %q (%v), want %q", c.q, c.args, got.String, err, c.want)
+				}
+			}
+
 			// Column metadata: FLOAT/DOUBLE have no scale, BIT reads as
 			// bytes, YEAR is unsigned; the same through prepared statements.
 			for _, args := range [][]any{nil, {1}} {

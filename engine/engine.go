@@ -31,6 +31,7 @@ import (
 	"github.com/dpsql/dpsql/mysqlstore"
 	"github.com/dpsql/dpsql/scaleout"
 	"github.com/dpsql/dpsql/server"
+	"github.com/dpsql/dpsql/sqlcompat"
 	"github.com/dpsql/dpsql/store"
 )
 
@@ -204,8 +205,9 @@ func (e *Engine) wire(opt Options) error {
 		// After the guard, which must see the clauses it hides: a
 		// multi-clause ALTER TABLE is all or nothing.
 		AddPostValidationRule(store.AtomicAlterRuleID, e.Store.AtomicAlterRule).
-		AddPreAnalyzeRule(guardRuleID+4, e.plans.BumpRule). // issue 13: plan cache expiry
-		AddPostValidationRule(guardRuleID+5, explain.Rule). // issue 29: EXPLAIN of one-row plans
+		AddPreAnalyzeRule(guardRuleID+4, e.plans.BumpRule).   // issue 13: plan cache expiry
+		AddPostValidationRule(guardRuleID+5, explain.Rule).   // issue 29: EXPLAIN of one-row plans
+		AddPostValidationRule(guardRuleID+6, sqlcompat.Rule). // MariaDB's CAST(datetime AS TIME), after the guard
 		Build()
 	a.Catalog.StatsProvider = guard.ProtectStats(a.Catalog.StatsProvider, e.Catalog)
 	if err := g.OwnProcesses(a.Catalog.InfoSchema); err != nil { // issue 29: analysts see their own threads
