@@ -271,7 +271,11 @@ func TestMySQLConformance(t *testing.T) {
 			if len(res) == 0 || res[0][2].String != "Error" {
 				t.Errorf("%s: CHECK TABLE of a missing table: %v", tg.name, res)
 			}
-			if tool, err := exec.LookPath("mariadb-check"); err == nil {
+			tool, err := exec.LookPath("mariadb-check")
+			if err != nil && os.Getenv("DPSQL_REQUIRE_MARIADB") != "" {
+				t.Fatal("mariadb-check is not installed but DPSQL_REQUIRE_MARIADB is set")
+			}
+			if err == nil {
 				host, port, _ := net.SplitHostPort(tg.addr)
 				out, err := exec.Command(tool, "--protocol=tcp", "-h"+host, "-P"+port, "-uroot", "-p"+tg.rootPW, "demo").CombinedOutput()
 				if err != nil || !strings.Contains(string(out), "OK") {
@@ -365,6 +369,9 @@ func TestMySQLConformance(t *testing.T) {
 	t.Run("mariadb-admin status and processlist", func(t *testing.T) {
 		tool, err := exec.LookPath("mariadb-admin")
 		if err != nil {
+			if os.Getenv("DPSQL_REQUIRE_MARIADB") != "" {
+				t.Fatal("mariadb-admin is not installed but DPSQL_REQUIRE_MARIADB is set")
+			}
 			t.Log("mariadb-admin is not installed (bash scripts/test-setup.sh --deps installs it)")
 			return
 		}
