@@ -261,7 +261,12 @@ func (p *Plan) Release(X [][]float64) (Box, error) {
 	for j := range fs {
 		fs[j] = featureRelease{p: p, j: j}
 	}
-	if err := p.releaseAll(fs, func(i, j int) float64 { return X[i][j] }); err != nil {
+	if err := p.releaseAll(fs, func(i int, out []float64) {
+		r := X[i]
+		for k := range out {
+			out[k] = r[fs[k].j]
+		}
+	}); err != nil {
 		return Box{}, err
 	}
 	for j, f := range fs {
@@ -274,7 +279,7 @@ func (p *Plan) Release(X [][]float64) (Box, error) {
 // (Release does all features in the same passes).
 func (p *Plan) releaseFeature(j int, col func(i int) float64) (float64, float64, error) {
 	fs := []featureRelease{{p: p, j: j}}
-	if err := p.releaseAll(fs, func(i, _ int) float64 { return col(i) }); err != nil {
+	if err := p.releaseAll(fs, func(i int, out []float64) { out[0] = col(i) }); err != nil {
 		return 0, 0, err
 	}
 	return fs[0].lo, fs[0].hi, nil
@@ -297,14 +302,14 @@ type featureRelease struct {
 	lo, hi float64 // released box
 }
 
-// releaseAll runs the releases of fs on the column values at(i, j)
-// (row i, feature fs[k].j).
-func (p *Plan) releaseAll(fs []featureRelease, at func(i, j int) float64) error {
+// releaseAll runs the releases of fs on the rows read by row(i, out),
+// which sets out[k] to row i's value of feature fs[k].j.
+func (p *Plan) releaseAll(fs []featureRelease, row func(i int, out []float64)) error {
 	grids := make([][]float64, len(fs))
 	for k, f := range fs {
 		grids[k] = p.grids[f.j]
 	}
-	ranks := p.cellRanks(fs, grids, at)
+	ranks := p.cellRanks(fs, grids, row)
 	for k := range fs {
 		if err := fs[k].first(grids[k], ranks[k]); err != nil {
 			return err
@@ -319,7 +324,7 @@ func (p *Plan) releaseAll(fs []featureRelease, at func(i, j int) float64) error 
 		downs[k], ups[k] = candidates(f.m, p.lo[f.j], p.hi[f.j], p.candOct)
 		cands[k] = sortedUnion(downs[k], ups[k])
 	}
-	ranks = p.cellRanks(fs, cands, at)
+	ranks = p.cellRanks(fs, cands, row)
 	for k := range fs {
 		if err := fs[k].bounds(downs[k], ups[k], ranks[k]); err != nil {
 			return err
@@ -398,51 +403,75 @@ func sortedDistinct(u []float64) []float64 {
 // cellRanks returns, per feature k, rank(x) = #{v ≤ x} over the values of
 // feature fs[k].j clipped to its declared bounds (NaN = NULL counted
 // nowhere), for x among the sorted distinct points pts[k], whose last
-// point is the declared upper bound. Each value is counted in the cell of
-// the smallest point ≥ it (a fixed-depth search); the rows are cut into one
-// contiguous part per worker and the integer counts added, so the result
-// does not depend on the schedule.
-func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, at func(i, j int) float64) []func(float64) float64 {
-	keys := make([][]uint64, len(pts))
-	for k, ps := range pts {
-		keys[k] = make([]uint64, len(ps))
-		for i, x := range ps {
-			keys[k][i] = orderKey(x)
+// point is the declared upper bound. row(i, out) reads row i's values of
+// the features (out[k] for fs[k]). Each value is counted in the cell of
+// the smallest point ≥ it: the keys of every feature are padded with
+// MaxUint64 to one power of two P > len(pts[k]), so every search has the
+// same depth log₂ P, and the d searches of a row run in lockstep (one
+// level of all of them, then the next: independent loads the core
+// overlaps). A NULL gets the key MaxUint64 and lands in the first pad
+// cell, which no rank reads. The work is the same for every value. The
+// rows are cut into one contiguous part per worker and the integer counts
+// added, so the result does not depend on the schedule.
+func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, out []float64)) []func(float64) float64 {
+	d := len(fs)
+	size := 1
+	for _, ps := range pts {
+		for size <= len(ps) {
+			size *= 2
 		}
 	}
+	keys := make([]uint64, d*size)
+	for k, ps := range pts {
+		for i := range size {
+			keys[k*size+i] = math.MaxUint64
+			if i < len(ps) {
+				keys[k*size+i] = orderKey(ps[i])
+			}
+		}
+	}
+	lo, hi := make([]float64, d), make([]float64, d)
+	for k, f := range fs {
+		lo[k], hi[k] = p.lo[f.j], p.hi[f.j]
+	}
 	workers := max(1, min(runtime.GOMAXPROCS(0), p.n/8192))
-	parts := make([][][]int64, workers)
+	parts := make([][]int64, workers)
 	var wg sync.WaitGroup
 	for w := range parts {
-		c := make([][]int64, len(fs))
-		for k := range c {
-			c[k] = make([]int64, len(pts[k]))
-		}
+		c := make([]int64, d*size)
 		parts[w] = c
-		lo, hi := w*p.n/workers, (w+1)*p.n/workers
+		first, last := w*p.n/workers, (w+1)*p.n/workers
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				for k, f := range fs {
-					v := at(i, f.j)
-					if v != v { // NaN: NULL
-						continue
+			vals := make([]float64, d)
+			key, base := make([]uint64, d), make([]int, d)
+			for i := first; i < last; i++ {
+				row(i, vals)
+				for k, v := range vals {
+					key[k] = nanKey(min(max(v, lo[k]), hi[k]))
+					base[k] = k * size
+				}
+				for half := size / 2; half >= 1; half /= 2 {
+					for k, b := range base {
+						_, below := bits.Sub64(keys[b+half-1], key[k], 0) // 1 iff key < v
+						base[k] = b + int(below)*half
 					}
-					v = mechanism.Clip(v, p.lo[f.j], p.hi[f.j])
-					c[k][cellOf(keys[k], orderKey(v))]++
+				}
+				for _, b := range base {
+					c[b]++
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	out := make([]func(float64) float64, len(fs))
+	out := make([]func(float64) float64, d)
 	for k := range fs {
 		cum := make([]float64, len(pts[k]))
 		var r int64
 		for i := range cum {
 			for _, c := range parts {
-				r += c[k][i]
+				r += c[k*size+i]
 			}
 			cum[i] = float64(r)
 		}
@@ -455,19 +484,15 @@ func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, at func(i, j int)
 	return out
 }
 
-// cellOf is the index of the smallest key of the sorted keys that is ≥ v
-// (keys and v from orderKey), for v ≤ the last key: a binary search of
-// ⌈log₂ len(keys)⌉ steps whatever v is, on integers, the step an arithmetic
-// borrow rather than a branch the values steer.
-func cellOf(keys []uint64, v uint64) int {
-	base, n := 0, len(keys)
-	for n > 1 {
-		half := n / 2
-		_, below := bits.Sub64(keys[base+half-1], v, 0) // 1 iff key < v
-		base += int(below) * half
-		n -= half
+// nanKey is orderKey(v) for a number and MaxUint64 for NaN (NULL), without
+// a branch on v: the NaN test becomes a mask.
+func nanKey(v float64) uint64 {
+	isNum := uint64(0)
+	if v == v {
+		isNum = 1
 	}
-	return base
+	m := isNum - 1 // all ones iff NaN
+	return orderKey(v) | m
 }
 
 // orderKey maps a non-NaN float64 to a uint64 with the same order (−0 is

@@ -2,7 +2,9 @@ package box
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"testing"
 	"time"
@@ -146,8 +148,8 @@ func TestRankUtilitySensitivity(t *testing.T) {
 				nb := append([]float64(nil), col...)
 				nb[i] = v
 				for _, q := range []float64{0.01, 0.5, 0.99} {
-					u0 := RankUtilities(xs, rankOf(col), q, n, bonus)
-					u1 := RankUtilities(xs, rankOf(nb), q, n, bonus)
+					u0 := RankUtilities(xs, rankOf(col, 0, 100), q, n, bonus)
+					u1 := RankUtilities(xs, rankOf(nb, 0, 100), q, n, bonus)
 					for k := range u0 {
 						if math.Abs(u0[k]-u1[k]) > 1 || u0[k] != math.Trunc(u0[k]) {
 							t.Fatalf("utility %d moved from %v to %v", k, u0[k], u1[k])
@@ -160,11 +162,11 @@ func TestRankUtilitySensitivity(t *testing.T) {
 }
 
 // rankOf is releaseFeature's rank on the declared box [0, 100].
-func rankOf(col []float64) func(float64) float64 {
+func rankOf(col []float64, lo, hi float64) func(float64) float64 {
 	var vals []float64
 	for _, v := range col {
 		if !math.IsNaN(v) {
-			vals = append(vals, mechanism.Clip(v, 0, 100))
+			vals = append(vals, mechanism.Clip(v, lo, hi))
 		}
 	}
 	sort.Float64s(vals)
@@ -440,46 +442,96 @@ func TestBonusCap(t *testing.T) {
 // TestRanksMatchSort: the counted ranks of Release are exactly the ranks
 // #{v ≤ x} of the sorted clipped column, for the grid and for the bound
 // candidates around any median, with ties, NULLs and values outside the
-// declared box, and whatever the number of workers.
+// declared box, for several features of different grid sizes counted in
+// the same lockstep pass, and whatever the number of workers.
 func TestRanksMatchSort(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 5))
+	los, his := []float64{0, 5, -1e6}, []float64{100, 7, 3}
 	for _, n := range []int{1, 7, 1000, 40000} {
-		col := make([]float64, n)
-		for i := range col {
-			switch i % 7 {
-			case 0:
-				col[i] = math.NaN()
-			case 1:
-				col[i] = 50 // ties
-			case 2:
-				col[i] = -3 + 200*rng.Float64() // outside [0, 100] too
-			default:
-				col[i] = math.Round(100*rng.Float64()) / 4 // ties on grid points
+		cols := make([][]float64, len(los))
+		for j := range cols {
+			col := make([]float64, n)
+			lo, hi := los[j], his[j]
+			w := hi - lo
+			for i := range col {
+				switch (i + j) % 7 {
+				case 0:
+					col[i] = math.NaN()
+				case 1:
+					col[i] = lo + w/2 // ties
+				case 2:
+					col[i] = lo - 0.03*w + 2*w*rng.Float64() // outside the box too
+				case 3:
+					col[i] = math.Inf(2*(i%2) - 1)
+				default:
+					col[i] = lo + w*math.Round(100*rng.Float64())/400 // ties on grid points
+				}
 			}
+			cols[j] = col
 		}
-		p, err := New(n, []float64{0}, []float64{100}, 1, 0)
+		p, err := New(n, los, his, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := rankOf(col)
-		fs := []featureRelease{{p: p}}
-		at := func(i, _ int) float64 { return col[i] }
-		down, up := candidates(12.5, 0, 100, Octaves)
-		for _, pts := range [][]float64{p.grids[0], sortedUnion(down, up)} {
-			got := p.cellRanks(fs, [][]float64{pts}, at)[0]
-			for _, x := range pts {
-				if got(x) != want(x) {
-					t.Fatalf("n=%d: rank(%v) = %v, sorted column gives %v", n, x, got(x), want(x))
+		fs := make([]featureRelease, len(los))
+		grids, cands := make([][]float64, len(los)), make([][]float64, len(los))
+		for j := range fs {
+			fs[j] = featureRelease{p: p, j: j}
+			grids[j] = p.grids[j]
+			down, up := candidates(los[j]+(his[j]-los[j])/8, los[j], his[j], Octaves)
+			cands[j] = sortedUnion(down, up)
+		}
+		row := func(i int, out []float64) {
+			for k := range out {
+				out[k] = cols[k][i]
+			}
+		}
+		for _, pts := range [][][]float64{grids, cands} {
+			got := p.cellRanks(fs, pts, row)
+			for j := range fs {
+				want := rankOf(cols[j], los[j], his[j])
+				for _, x := range pts[j] {
+					if got[j](x) != want(x) {
+						t.Fatalf("n=%d feature %d: rank(%v) = %v, sorted column gives %v", n, j, x, got[j](x), want(x))
+					}
 				}
 			}
 		}
 	}
 }
 
+// cellRanksSearch is the previous rank count (one search per value through
+// a closure per value), kept as the reference of BenchmarkRanks1e6D20.
+func (p *Plan) cellRanksSearch(fs []featureRelease, pts [][]float64, at func(i, j int) float64) [][]int64 {
+	keys := make([][]uint64, len(pts))
+	for k, ps := range pts {
+		keys[k] = make([]uint64, len(ps))
+		for i, x := range ps {
+			keys[k][i] = orderKey(x)
+		}
+	}
+	c := make([][]int64, len(fs))
+	for k := range c {
+		c[k] = make([]int64, len(pts[k]))
+	}
+	for i := 0; i < p.n; i++ {
+		for k, f := range fs {
+			v := at(i, f.j)
+			if v != v {
+				continue
+			}
+			v = mechanism.Clip(v, p.lo[f.j], p.hi[f.j])
+			c[k][cellOf(keys[k], orderKey(v))]++
+		}
+	}
+	return c
+}
+
 // BenchmarkRanks1e6D20 times the rank computation of one Release on
-// 10⁶ × 20 rows uniform on the declared box: counting (both passes, as
-// Release does) against the previous sort of every clipped column,
-// alternating within each iteration; medians as count-ms and sort-ms.
+// 10⁶ × 20 rows uniform on the declared box: the lockstep count (both
+// passes, as Release does) against the previous per-value search, on one
+// core each (GOMAXPROCS 1 for both), alternating within each iteration;
+// medians as count-ms and search-ms.
 func BenchmarkRanks1e6D20(b *testing.B) {
 	const n, d = 1000000, 20
 	rng := rand.New(rand.NewPCG(28, 6))
@@ -507,27 +559,40 @@ func BenchmarkRanks1e6D20(b *testing.B) {
 		down, up := candidates(0, -1, 1, Octaves)
 		cands[j] = sortedUnion(down, up)
 	}
+	row := func(i int, out []float64) {
+		r := X[i]
+		for k := range out {
+			out[k] = r[k]
+		}
+	}
 	at := func(i, j int) float64 { return X[i][j] }
-	var cnt, srt []float64
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var cnt, old []float64
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
 		t0 := time.Now()
-		p.cellRanks(fs, grids, at)
-		p.cellRanks(fs, cands, at)
+		p.cellRanks(fs, grids, row)
+		p.cellRanks(fs, cands, row)
 		t1 := time.Now()
-		for j := 0; j < d; j++ {
-			vals := make([]float64, 0, n)
-			for i := 0; i < n; i++ {
-				if v := X[i][j]; !math.IsNaN(v) {
-					vals = append(vals, mechanism.Clip(v, lo[j], hi[j]))
-				}
-			}
-			sort.Float64s(vals)
-		}
-		cnt, srt = append(cnt, t1.Sub(t0).Seconds()*1e3), append(srt, time.Since(t1).Seconds()*1e3)
+		p.cellRanksSearch(fs, grids, at)
+		p.cellRanksSearch(fs, cands, at)
+		cnt, old = append(cnt, t1.Sub(t0).Seconds()*1e3), append(old, time.Since(t1).Seconds()*1e3)
 	}
 	sort.Float64s(cnt)
-	sort.Float64s(srt)
+	sort.Float64s(old)
 	b.ReportMetric(cnt[len(cnt)/2], "count-ms")
-	b.ReportMetric(srt[len(srt)/2], "sort-ms")
+	b.ReportMetric(old[len(old)/2], "search-ms")
+}
+
+// cellOf is the previous search: the index of the smallest key ≥ v, a
+// fixed-depth binary search with the step an arithmetic borrow.
+func cellOf(keys []uint64, v uint64) int {
+	base, n := 0, len(keys)
+	for n > 1 {
+		half := n / 2
+		_, below := bits.Sub64(keys[base+half-1], v, 0) // 1 iff key < v
+		base += int(below) * half
+		n -= half
+	}
+	return base
 }
