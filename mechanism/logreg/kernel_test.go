@@ -93,21 +93,84 @@ func TestFusedMatchesGemm(t *testing.T) {
 	}
 }
 
-// gradSumGemm is gradSum with the old block products (same workers, same
+// chunkGradRows is chunkGrad with the binary rows one at a time (the
+// kernel before rows went in pairs), the reference of
+// TestPairsMatchRows and BenchmarkGradSum.
+func (p *problem) chunkGradRows(c int, theta, out []float64, buf *chunkBuf) {
+	if p.kp > 1 {
+		p.chunkGrad(c, theta, out, buf)
+		return
+	}
+	lo := c * chunkRows
+	rows := min(chunkRows, p.n-lo)
+	f := p.f
+	for j := range out {
+		out[j] = 0
+	}
+	for r := 0; r < rows; r++ {
+		i := lo + r
+		x := p.x[i*f : (i+1)*f : (i+1)*f]
+		s := [1]float64{dot(theta[:f], x)}
+		residual(s[:], p.y[i], true)
+		res := s[0]
+		if g := math.Abs(res) * p.xnorm[i]; g > p.clip {
+			res *= p.clip / g
+		}
+		axpy(res, x, out)
+	}
+}
+
+// TestPairsMatchRows: the binary kernel with rows in pairs gives the
+// block sums of the one-row-at-a-time kernel to rounding (10⁻¹³ of the
+// block's Σ‖term‖), clipped and not, at θ = 0, moderate and saturating,
+// for block sizes of both parities.
+func TestPairsMatchRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 56))
+	for _, clip := range []float64{0.05, 0.25, math.Inf(1)} {
+		n, d := 2*chunkRows+517, 20
+		ds := synthMixture(rng, 3, n, 2, d, 1)
+		tr, err := Plan(ds.config(n, 1, 1e-5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := newProblem(ds.x, ds.y, tr.prep, tr.kp, tr.binary, 1, clip)
+		buf := chunkBuf{s: make([]float64, chunkRows)}
+		for _, scale := range []float64{0, 1, 300} {
+			theta := make([]float64, p.f)
+			for j := range theta {
+				theta[j] = scale * rng.NormFloat64()
+			}
+			for c := 0; c < 3; c++ {
+				got, want := make([]float64, p.f), make([]float64, p.f)
+				p.chunkGrad(c, theta, got, &buf)
+				p.chunkGradRows(c, theta, want, &buf)
+				rows := float64(min(chunkRows, n-c*chunkRows))
+				for j := range got {
+					if math.Abs(got[j]-want[j]) > 1e-13*rows*min(1, clip) {
+						t.Fatalf("clip=%v scale=%v block %d entry %d: pairs %v, rows %v", clip, scale, c, j, got[j], want[j])
+					}
+				}
+			}
+		}
+	}
+}
+
+// gradSumWith is gradSum with another block kernel (same workers, same
 // slot order): the reference of BenchmarkGradSum.
-func (p *problem) gradSumGemm(theta, g []float64, slots [][]float64) {
+func (p *problem) gradSumWith(kernel func(c int, theta, out []float64, buf *chunkBuf), theta, g []float64, slots [][]float64) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for w := 0; w < min(p.workers, len(slots)); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			buf := chunkBuf{s: make([]float64, chunkRows*p.kp)}
 			for {
 				c := int(next.Add(1)) - 1
 				if c >= len(slots) {
 					return
 				}
-				p.chunkGradGemm(c, theta, slots[c])
+				kernel(c, theta, slots[c], &buf)
 			}
 		}()
 	}
@@ -123,9 +186,10 @@ func (p *problem) gradSumGemm(theta, g []float64, slots [][]float64) {
 }
 
 // BenchmarkGradSum* time one gradient pass (the cost of one of the T
-// steps) with the fused row loop and with the old block products,
-// alternating within each iteration so that load from other jobs hits both
-// alike; the medians are reported as fused-ms and gemm-ms.
+// steps) with the current kernel, with binary rows one at a time
+// (chunkGradRows) and with the old block products (chunkGradGemm),
+// alternating within each iteration so that load from other jobs hits all
+// alike; the medians are reported as fused-ms, rows-ms and gemm-ms.
 func BenchmarkGradSumN1e6D20K2(b *testing.B)  { benchGradSum(b, 1000000, 2, 20) }
 func BenchmarkGradSumN1e5D10K20(b *testing.B) { benchGradSum(b, 100000, 20, 10) }
 
@@ -148,16 +212,22 @@ func benchGradSum(b *testing.B, n, k, d int) {
 		slots[c] = make([]float64, dim)
 	}
 	g := make([]float64, dim)
-	var fused, gemm []float64
+	gemmKernel := func(c int, theta, out []float64, _ *chunkBuf) { p.chunkGradGemm(c, theta, out) }
+	var fused, rows, gemm []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
 		p.gradSum(theta, g, slots)
 		t1 := time.Now()
-		p.gradSumGemm(theta, g, slots)
-		fused, gemm = append(fused, t1.Sub(t0).Seconds()*1e3), append(gemm, time.Since(t1).Seconds()*1e3)
+		p.gradSumWith(p.chunkGradRows, theta, g, slots)
+		t2 := time.Now()
+		p.gradSumWith(gemmKernel, theta, g, slots)
+		fused = append(fused, t1.Sub(t0).Seconds()*1e3)
+		rows = append(rows, t2.Sub(t1).Seconds()*1e3)
+		gemm = append(gemm, time.Since(t2).Seconds()*1e3)
 	}
 	b.ReportMetric(median(fused), "fused-ms")
+	b.ReportMetric(median(rows), "rows-ms")
 	b.ReportMetric(median(gemm), "gemm-ms")
 }
 

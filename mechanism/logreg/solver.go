@@ -130,20 +130,65 @@ func (p *problem) chunkGrad(c int, theta, out []float64, buf *chunkBuf) {
 }
 
 // chunkGradBinary is chunkGrad for K′ = 1: residual σ(θ·x) − y ∈ [−1, 1]
-// and its clip inlined (|r| is √(r²), clipRow's norm for one value).
+// and its clip inlined (|r| is √(r²), clipRow's norm for one value). Rows
+// go in pairs: both scores in one pass over θ, then out += (r₀x₀ + r₁x₁),
+// so θ and out are read once per two rows. Each entry of out is then a
+// chain of ⌈rows/2⌉ additions of pair sums, one addition each: every row
+// term goes through at most ⌈chunkRows/2⌉ + 1 ≤ chunkRows additions in the
+// block, within the depth sensitivity charges (logreg.md §6).
 func (p *problem) chunkGradBinary(lo, rows int, theta, out []float64) {
 	f := p.f
-	clip := p.clip
-	for r := 0; r < rows; r++ {
+	r := 0
+	for ; r+2 <= rows; r += 2 {
+		i := lo + r
+		x0 := p.x[i*f : (i+1)*f : (i+1)*f]
+		x1 := p.x[(i+1)*f : (i+2)*f : (i+2)*f]
+		s0, s1 := dot2(theta, x0, x1)
+		axpy2(p.binaryTerm(s0, i), x0, p.binaryTerm(s1, i+1), x1, out)
+	}
+	if r < rows {
 		i := lo + r
 		x := p.x[i*f : (i+1)*f : (i+1)*f]
-		s := [1]float64{dot(theta, x)}
-		residual(s[:], p.y[i], true)
-		res := s[0]
-		if g := math.Abs(res) * p.xnorm[i]; g > clip {
-			res *= clip / g
-		}
-		axpy(res, x, out)
+		axpy(p.binaryTerm(dot(theta, x), i), x, out)
+	}
+}
+
+// binaryTerm is row i's clipped residual at score s: r = σ(s) − y scaled
+// by min(1, C/(|r|·‖xᵢ‖)). The factor is exactly 1 when |r|·‖xᵢ‖ ≤ C (then
+// C/g ≥ 1, also for g = 0: +Inf), fl(C/g) otherwise — clipRow's scaling,
+// without a branch on the row.
+func (p *problem) binaryTerm(s float64, i int) float64 {
+	v := [1]float64{s}
+	residual(v[:], p.y[i], true)
+	res := v[0]
+	return res * min(1, p.clip/(math.Abs(res)*p.xnorm[i]))
+}
+
+// dot2 is (θ·x₀, θ·x₁) in one pass over θ, two partial sums each.
+func dot2(theta, x0, x1 []float64) (float64, float64) {
+	theta, x1 = theta[:len(x0)], x1[:len(x0)]
+	var a0, a1, b0, b1 float64
+	j := 0
+	for ; j+2 <= len(x0); j += 2 {
+		t0, t1 := theta[j], theta[j+1]
+		a0 += t0 * x0[j]
+		a1 += t1 * x0[j+1]
+		b0 += t0 * x1[j]
+		b1 += t1 * x1[j+1]
+	}
+	if j < len(x0) {
+		a0 += theta[j] * x0[j]
+		b0 += theta[j] * x1[j]
+	}
+	return a0 + a1, b0 + b1
+}
+
+// axpy2 adds a₀x₀ + a₁x₁ to out, the pair summed first (one addition per
+// entry per pair of rows).
+func axpy2(a0 float64, x0 []float64, a1 float64, x1, out []float64) {
+	out, x1 = out[:len(x0)], x1[:len(x0)]
+	for j, v := range x0 {
+		out[j] += a0*v + a1*x1[j]
 	}
 }
 
