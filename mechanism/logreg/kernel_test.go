@@ -279,7 +279,7 @@ func BenchmarkExp(b *testing.B) {
 	for i := range xs {
 		xs[i] = (rng.Float64()*2 - 1) * 8
 	}
-	var fixed, std []float64
+	var fixed, horner, std []float64
 	var sink float64
 	for i := 0; i < b.N; i++ {
 		t0 := time.Now()
@@ -288,14 +288,50 @@ func BenchmarkExp(b *testing.B) {
 		}
 		t1 := time.Now()
 		for _, x := range xs {
+			sink += expHorner(x)
+		}
+		t2 := time.Now()
+		for _, x := range xs {
 			sink += math.Exp(x)
 		}
 		fixed = append(fixed, float64(t1.Sub(t0).Nanoseconds())/float64(len(xs)))
-		std = append(std, float64(time.Since(t1).Nanoseconds())/float64(len(xs)))
+		horner = append(horner, float64(t2.Sub(t1).Nanoseconds())/float64(len(xs)))
+		std = append(std, float64(time.Since(t2).Nanoseconds())/float64(len(xs)))
 	}
 	b.ReportMetric(median(fixed), "fixed-ns")
+	b.ReportMetric(median(horner), "horner-ns")
 	b.ReportMetric(median(std), "mathexp-ns")
 	if sink == 0 {
 		b.Log(sink)
 	}
+}
+
+// expHorner is expFixed with the polynomial in Horner form (the version
+// before Estrin's), the reference of BenchmarkExp and TestExpFixed.
+func expHorner(x float64) float64 {
+	const (
+		log2e = 1.4426950408889634
+		ln2Hi = 6.93147180369123816490e-01
+		ln2Lo = 1.90821492927058770002e-10
+		shift = 0x1.8p52
+	)
+	x = max(min(x, 800), -800)
+	kf := (x*log2e + shift) - shift
+	r := (x - kf*ln2Hi) - kf*ln2Lo
+	p := 1.0 / 479001600
+	p = p*r + 1.0/39916800
+	p = p*r + 1.0/3628800
+	p = p*r + 1.0/362880
+	p = p*r + 1.0/40320
+	p = p*r + 1.0/5040
+	p = p*r + 1.0/720
+	p = p*r + 1.0/120
+	p = p*r + 1.0/24
+	p = p*r + 1.0/6
+	p = p*r + 0.5
+	p = p*r + 1
+	p = p*r + 1
+	k := int64(kf)
+	k1 := k >> 1
+	return p * math.Float64frombits(uint64(k1+1023)<<52) * math.Float64frombits(uint64(k-k1+1023)<<52)
 }
