@@ -18,9 +18,12 @@ const maxThetaNorm = 1e100
 // (mechanism.Scaler with intercept, ‖x‖ ≤ 1); y holds class indices
 // (multiclass, K′ = K) or 0/1 (binary, K′ = 1, Classes[1] ↦ 1).
 type problem struct {
-	x       []float64
-	xnorm   []float64 // ‖xᵢ‖₂ of every scaled row
-	clip    float64   // C
+	x     []float64
+	xnorm []float64 // ‖xᵢ‖₂ of every scaled row
+	// rclip (binary only) is fl(C/‖xᵢ‖): the clipped binary residual is
+	// clamp(r, ±rclip[i]) (logreg.md §6–7).
+	rclip   []float64
+	clip    float64 // C
 	y       []int
 	n, f    int
 	kp      int
@@ -36,6 +39,9 @@ type problem struct {
 func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary bool, workers int, clip float64) *problem {
 	n, f := len(X), prep.Dim()
 	p := &problem{x: make([]float64, n*f), xnorm: make([]float64, n), clip: clip, y: append([]int(nil), y...), n: n, f: f, kp: kp, binary: binary, workers: workers}
+	if binary {
+		p.rclip = make([]float64, n)
+	}
 	// Rows are independent: one contiguous part per worker.
 	parts := max(1, min(workers, n/chunkRows))
 	var wg sync.WaitGroup
@@ -50,6 +56,9 @@ func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary 
 					s += v * v
 				}
 				p.xnorm[i] = math.Sqrt(s)
+				if binary {
+					p.rclip[i] = clip / p.xnorm[i]
+				}
 			}
 		}(w*n/parts, (w+1)*n/parts)
 	}
@@ -153,15 +162,16 @@ func (p *problem) chunkGradBinary(lo, rows int, theta, out []float64) {
 	}
 }
 
-// binaryTerm is row i's clipped residual at score s: r = σ(s) − y scaled
-// by min(1, C/(|r|·‖xᵢ‖)). The factor is exactly 1 when |r|·‖xᵢ‖ ≤ C (then
-// C/g ≥ 1, also for g = 0: +Inf), fl(C/g) otherwise — clipRow's scaling,
-// without a branch on the row.
+// binaryTerm is row i's clipped residual at score s: r = σ(s) − y clamped
+// to ±fl(C/‖xᵢ‖) — for one value, scaling r by min(1, C/(|r|‖xᵢ‖)) is the
+// clamp — with min/max, no division and no branch on the row. The term
+// then has norm |r̂|·‖x̂ᵢ‖ ≤ C(1 + γ_{F+4}), within the clipped-term bound
+// of logreg.md §6.
 func (p *problem) binaryTerm(s float64, i int) float64 {
 	v := [1]float64{s}
 	residual(v[:], p.y[i], true)
-	res := v[0]
-	return res * min(1, p.clip/(math.Abs(res)*p.xnorm[i]))
+	c := p.rclip[i]
+	return max(-c, min(v[0], c))
 }
 
 // dot2 is (θ·x₀, θ·x₁) in one pass over θ, two partial sums each.
