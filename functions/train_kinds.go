@@ -200,13 +200,19 @@ func planLogReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		cfg.N = len(X)
-		// The released box is public: the kind is re-planned on it (its
-		// calibration does not depend on the bounds).
+		// The released box is public: the kind runs on it (its calibration
+		// does not depend on the bounds, so only the scaler changes unless
+		// owners wrote since planning and n moved).
 		if cfg.Lo, cfg.Hi, err = bst.release(X, s.lo, s.hi); err != nil {
 			return nil, err
 		}
-		if tr, err = logreg.Plan(cfg); err != nil {
+		if len(X) == cfg.N {
+			tr, err = tr.WithBounds(cfg.Lo, cfg.Hi)
+		} else {
+			cfg.N = len(X)
+			tr, err = logreg.Plan(cfg)
+		}
+		if err != nil {
 			return nil, err
 		}
 		m, err := tr.Train(X, y)

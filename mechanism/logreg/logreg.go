@@ -160,6 +160,25 @@ func Plan(cfg Config) (*Trainer, error) {
 	return t, nil
 }
 
+// WithBounds returns the plan for the same public n, ε, δ, classes and
+// options on other feature bounds (a released private box): only the
+// scaler changes, since no part of the calibration reads the bounds, so
+// the noise search is not run again. Its errors depend only on lo, hi.
+func (t *Trainer) WithBounds(lo, hi []float64) (*Trainer, error) {
+	if len(lo) != len(t.cfg.Features) || len(hi) != len(t.cfg.Features) {
+		return nil, fmt.Errorf("logreg: %d features need %d lower and upper bounds, got %d and %d", len(t.cfg.Features), len(t.cfg.Features), len(lo), len(hi))
+	}
+	scaler, err := mechanism.NewScaler(lo, hi, true)
+	if err != nil {
+		return nil, fmt.Errorf("logreg: %w", err)
+	}
+	u := *t
+	u.cfg = cloneConfig(t.cfg)
+	u.cfg.Lo, u.cfg.Hi = append([]float64(nil), lo...), append([]float64(nil), hi...)
+	u.scaler, u.prep = scaler, scaler.Prepare()
+	return &u, nil
+}
+
 // cloneConfig copies cfg's slices.
 func cloneConfig(cfg Config) Config {
 	cfg.Features = append([]string(nil), cfg.Features...)

@@ -212,3 +212,69 @@ func TestUtility(t *testing.T) {
 		t.Fatalf("private %.3f vs noiseless %.3f", priv, ref)
 	}
 }
+
+// TestWithBoundsMatchesPlan: re-planning on a released box through
+// WithBounds gives exactly what Plan gives on those bounds (every public
+// parameter, the configuration, the scaled rows), for the plain and the
+// accelerated rule and pure ε; wrong widths and empty boxes are refused.
+func TestWithBoundsMatchesPlan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 57))
+	for _, c := range []struct {
+		n, k  int
+		delta float64
+	}{{2000, 2, 1e-6}, {300000, 2, 1e-6}, {2000, 4, 1e-6}, {2000, 2, 0}} {
+		ds := synthMixture(rng, 3, min(c.n, 500), c.k, 5, 1)
+		cfg := ds.config(c.n, 1, c.delta)
+		tr, err := Plan(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := []float64{-0.5, -2, 0, -1, -3}, []float64{0.5, 1, 0.25, 3, -1}
+		got, err := tr.WithBounds(lo, hi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Lo, cfg.Hi = lo, hi
+		want, err := Plan(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gp, wp := got.Params(), want.Params()
+		if len(gp) != len(wp) {
+			t.Fatalf("%+v: params %v, Plan gives %v", c, gp, wp)
+		}
+		for k, v := range wp {
+			if gp[k] != v {
+				t.Fatalf("%+v: param %s = %v, Plan gives %v", c, k, gp[k], v)
+			}
+		}
+		gc, wc := got.Config(), want.Config()
+		if gc.Steps != wc.Steps || gc.Horizon != wc.Horizon || gc.Clip != wc.Clip || gc.StepRule != wc.StepRule || gc.N != wc.N {
+			t.Fatalf("%+v: config %+v, Plan gives %+v", c, gc, wc)
+		}
+		for j := range lo {
+			if gc.Lo[j] != lo[j] || gc.Hi[j] != hi[j] || tr.Config().Lo[j] != ds.config(c.n, 1, c.delta).Lo[j] {
+				t.Fatalf("%+v: bounds %v %v (original plan now %v)", c, gc.Lo, gc.Hi, tr.Config().Lo)
+			}
+		}
+		buf1, buf2 := make([]float64, 6), make([]float64, 6)
+		for _, x := range ds.x {
+			a, b := got.prep.Transform(buf1, x), want.prep.Transform(buf2, x)
+			for j := range a {
+				if a[j] != b[j] {
+					t.Fatalf("%+v: row %v scales to %v, Plan's scaler %v", c, x, a, b)
+				}
+			}
+		}
+	}
+	tr, err := Plan(synthMixture(rng, 3, 100, 2, 2, 1).config(100, 1, 1e-6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.WithBounds([]float64{0}, []float64{1}); err == nil {
+		t.Fatal("WithBounds accepted one bound for two features")
+	}
+	if _, err := tr.WithBounds([]float64{0, 1}, []float64{1, 1}); err == nil {
+		t.Fatal("WithBounds accepted an empty interval")
+	}
+}
