@@ -309,15 +309,7 @@ func BenchmarkExp(b *testing.B) {
 // expHorner is expFixed with the polynomial in Horner form (the version
 // before Estrin's), the reference of BenchmarkExp and TestExpFixed.
 func expHorner(x float64) float64 {
-	const (
-		log2e = 1.4426950408889634
-		ln2Hi = 6.93147180369123816490e-01
-		ln2Lo = 1.90821492927058770002e-10
-		shift = 0x1.8p52
-	)
-	x = max(min(x, 800), -800)
-	kf := (x*log2e + shift) - shift
-	r := (x - kf*ln2Hi) - kf*ln2Lo
+	r, k := expReduce(x)
 	p := 1.0 / 479001600
 	p = p*r + 1.0/39916800
 	p = p*r + 1.0/3628800
@@ -331,7 +323,5 @@ func expHorner(x float64) float64 {
 	p = p*r + 0.5
 	p = p*r + 1
 	p = p*r + 1
-	k := int64(kf)
-	k1 := k >> 1
-	return p * math.Float64frombits(uint64(k1+1023)<<52) * math.Float64frombits(uint64(k-k1+1023)<<52)
+	return expScale(p, k)
 }

@@ -288,15 +288,7 @@ func residual(s []float64, y int, binary bool) {
 // exp(0) is exactly 1 and a result is never negative; the residual bounds
 // (logreg.md §6) need nothing more. NaN stays NaN.
 func expFixed(x float64) float64 {
-	const (
-		log2e = 1.4426950408889634
-		ln2Hi = 6.93147180369123816490e-01
-		ln2Lo = 1.90821492927058770002e-10
-		shift = 0x1.8p52
-	)
-	x = max(min(x, 800), -800)
-	kf := (x*log2e + shift) - shift
-	r := (x - kf*ln2Hi) - kf*ln2Lo
+	r, k := expReduce(x)
 	// Estrin's scheme: the same degree-12 Taylor polynomial as pairs,
 	// quads and octets of terms, about eight dependent operations instead
 	// of Horner's 24 (the exponential's latency bounds the gradient pass).
@@ -311,8 +303,25 @@ func expFixed(x float64) float64 {
 	q5 := 1.0/3628800 + r*(1.0/39916800)
 	lo := (q0 + r2*q1) + r4*(q2+r2*q3)
 	hi := (q4 + r2*q5) + r4*(1.0/479001600)
-	p := lo + r8*hi
-	k := int64(kf)
+	return expScale(lo+r8*hi, k)
+}
+
+// expReduce writes x (clamped to [−800, 800]) as k·ln 2 + r, k =
+// round(x/ln 2) by the 1.5·2⁵² trick, r reduced with a two-part ln 2.
+func expReduce(x float64) (r float64, k int64) {
+	const (
+		log2e = 1.4426950408889634
+		ln2Hi = 6.93147180369123816490e-01
+		ln2Lo = 1.90821492927058770002e-10
+		shift = 0x1.8p52
+	)
+	x = max(min(x, 800), -800)
+	kf := (x*log2e + shift) - shift
+	return (x - kf*ln2Hi) - kf*ln2Lo, int64(kf)
+}
+
+// expScale is p·2ᵏ as two products by normal powers of two.
+func expScale(p float64, k int64) float64 {
 	k1 := k >> 1
 	return p * math.Float64frombits(uint64(k1+1023)<<52) * math.Float64frombits(uint64(k-k1+1023)<<52)
 }
