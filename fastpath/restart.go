@@ -89,6 +89,15 @@ func (h *Handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 		return err
 	}
 	defer done()
+	// The EXPLAIN of a DP query answers the DP plan (dpexplain.go).
+	if node, err := h.dpExplain(ctx, c, query); err != nil || node != nil {
+		if err != nil {
+			return err
+		}
+		return h.restarting(c, func(sent *bool) error {
+			return h.Handler.ComExecuteBound(ctx, c, query, node, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })
+		})
+	}
 	// LOAD DATA LOCAL has read the client's file by the time a restart
 	// could be asked for: it counts as having sent, so it is never
 	// re-executed (the client would be asked for its file twice).
