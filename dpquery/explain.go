@@ -126,7 +126,11 @@ func outputNames(wrappers []sql.Node, gb *plan.GroupBy) (names []string, pos []i
 	for w := len(wrappers) - 1; w >= 0; w-- {
 		p, ok := wrappers[w].(*plan.Project)
 		if !ok {
-			continue // same columns, same order
+			// Same columns, same order (a SubqueryAlias renames their table).
+			if sch := wrappers[w].Schema(); len(sch) == len(cur) {
+				cur = sch
+			}
+			continue
 		}
 		// A projection refers to its child's column by name (the analyser's
 		// GetField indexes are column ids at this point).

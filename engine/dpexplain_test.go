@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/dpsql/dpsql/mechanism/agg"
 	"github.com/dpsql/dpsql/mechanism/bound"
 )
@@ -280,6 +282,12 @@ func TestDPExplainRowLevel(t *testing.T) {
 			t.Fatalf("%s row %+v, mechanism scale %v", col, r, p.SumScale(0, n))
 		}
 	}
+	// Through a derived table, as BI tools wrap queries: the same plan
+	// (its columns named as inside the derived table).
+	wrapped, _ := dpExplain(t, c, "SELECT x.n AS total, x.town FROM ("+grouped+") AS x ORDER BY x.town LIMIT 10")
+	if r := one(t, wrapped, "column", "n"); r.value != "COUNT(*)" || !sameFloat(r.noiseScale, p.CountScale()) {
+		t.Fatalf("wrapped COUNT row %+v", r)
+	}
 	if u := one(t, items, "unit", "row"); u.value != "demo.people" {
 		t.Fatalf("unit row %+v", u)
 	}
@@ -293,6 +301,21 @@ func TestDPExplainRowLevel(t *testing.T) {
 	selItems, selRaw := dpExplain(t, c, clause)
 	if g := one(t, selItems, "groups", "name"); !sameFloat(g.noiseScale, sel.CountScale()) || !strings.Contains(g.bounds, fmt.Sprintf("τ = %.6g", sel.Threshold())) {
 		t.Fatalf("selection row %+v, mechanism scale %v τ %v", g, sel.CountScale(), sel.Threshold())
+	}
+	// A client with multi-statements on (as the mariadb and mysql command
+	// line clients) sends every statement that way: the same answer.
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "ana", "ana-pw", "tcp", ts.srv.Addr(), "demo"
+	cfg.AllowNativePasswords, cfg.MultiStatements = true, true
+	cfg.Params = map[string]string{"dp_epsilon": "1"}
+	multi, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mdb := sql.OpenDB(multi)
+	defer mdb.Close()
+	if _, viaMulti := dpExplain(t, mdb, grouped+";"); viaMulti != raw {
+		t.Fatalf("multi-statement client:\n%s\nvs\n%s", viaMulti, raw)
 	}
 	// A neighbour (one row replaced) gives the same EXPLAIN.
 	mustExec(t, root, "UPDATE people SET age = 99, name = 'someone-else', town = 2 WHERE id = 7")
