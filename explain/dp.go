@@ -91,9 +91,6 @@ func Candidate(q string) bool {
 	return reExplain.MatchString(q) && (!reOptions.MatchString(q) || reAnalyze.MatchString(q))
 }
 
-// IsAnalyze reports whether the text is EXPLAIN ANALYZE.
-func IsAnalyze(q string) bool { return reAnalyze.MatchString(q) }
-
 // ErrAnalyze refuses EXPLAIN ANALYZE of a DP release: it would run the
 // release, spending its budget, and show none of its answer.
 var ErrAnalyze = errors.New("EXPLAIN ANALYZE would run the DP release and spend its budget without showing its answer: EXPLAIN <query> shows the DP plan (charge, noise scales, bounds) without charging, and the query itself gives the answer")
