@@ -12,13 +12,18 @@
 //   - the answer cache (dpcache.go): the same query of the same account on
 //     the same snapshot re-reads its released answer for free;
 //   - DP_HISTOGRAM as a table function (histtf.go, TableRelease for the
-//     guard's exactly-once check).
+//     guard's exactly-once check);
+//   - the EXPLAIN of a DP aggregate (explain.go, and dpquery/rel's
+//     explain.go for unit queries): the planned release as explain.Item
+//     rows — charge (the accountant's read-only quote), unit, bounds,
+//     groups, joins, every column's mechanism, ε, δ and noise scale —
+//     from public inputs only, nothing read or charged.
 //
 // The guard hands it analysts' plans (guard.Guard.PlanDPAgg, wired by the
 // engine). It reads rows only through functions.Env (the accountant's
 // release order and the functions.Rows storage interface).
 //
-// Imports: catalog, functions, mechanism/agg and dpquery/eval. It may not
+// Imports: catalog, explain, functions, mechanism/agg and dpquery/eval. It may not
 // import engine, guard, server, fastpath, dump, scaleout or a storage
 // backend (store, mysqlstore): storage is reached through functions.Rows.
 package dpquery

@@ -96,6 +96,9 @@ type dpAggQuery struct {
 	sel            *agg.SelectPlan // partition selection (undeclared keys), else nil
 	eps, delta     float64
 	groups         int // public domain size; 0 with partition selection
+	// The output columns' names in the statement and their order (EXPLAIN).
+	names []string
+	order []int
 }
 
 // errDPAgg wraps every refusal of the DP aggregate planner.
@@ -333,6 +336,9 @@ func (g *Planner) plan(ctx *sql.Context, root sql.Node) (sql.Node, error) {
 	if err := q.compact(); err != nil {
 		return nil, err
 	}
+	var at []int
+	q.names, at = outputNames(wrappers, gb)
+	q.order = columnOrder(at)
 	node := &dpAggNode{q: q, g: g}
 	// Put the DP node where the GroupBy was; the wrappers stay.
 	out, _, err := transform.Node(root, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
@@ -384,6 +390,8 @@ func (g *Planner) planUnit(ctx *sql.Context, root sql.Node, gb *plan.GroupBy, wr
 	if err != nil {
 		return nil, err
 	}
+	names, pos := outputNames(wrappers, gb)
+	leaf.SetColumns(names, columnOrder(pos))
 	out, _, err := transform.Node(root, func(n sql.Node) (sql.Node, transform.TreeIdentity, error) {
 		if n == sql.Node(gb) {
 			return leaf, transform.NewTree, nil
@@ -569,7 +577,7 @@ func (n *dpAggNode) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) {
 	if q.sel != nil {
 		events = q.sel.Events()
 	}
-	res, err := env.ReleaseTable(ctx, q.db, q.table, "DP_AGGREGATE", q.eps, q.delta, events, func() (any, error) {
+	res, err := env.ReleaseTable(ctx, q.db, q.table, dpAggregateFn, q.eps, q.delta, events, func() (any, error) {
 		return q.compute(ctx, env)
 	})
 	if err != nil {

@@ -13,5 +13,13 @@
 // EXPLAINs of protected tables never get here: the guard refuses them
 // first (its rule runs before this one).
 //
+// It also owns the EXPLAIN of a DP release (dp.go, docs/sql.md "EXPLAIN
+// of a DP query"): its result schema and rows (Item), the interface a DP
+// release node implements to describe its plan (Releaser: dpquery's
+// row-level aggregate and dpquery/rel's unit aggregate) and the node that
+// answers the statement with them (Node, found by Describe in an analysed
+// EXPLAIN; the wire handler, fastpath/dpexplain.go, runs it, because
+// go-mysql-server gives every EXPLAIN one of two fixed schemas).
+//
 // Imports: go-mysql-server only. It may not import any dpsql package.
 package explain

@@ -12,6 +12,10 @@
 //     VALUES/SELECT and LOAD DATA to the store in batches (bulkload.go,
 //     bulkloaddata.go, bulkpipe.go).
 //
-// Imports: catalog, functions, guard and store. It may not import engine,
+// It also answers the EXPLAIN of a DP query with the DP plan
+// (dpexplain.go): the statement is analysed as on the ordinary path and,
+// when it became a DP release, run as explain.Node (its own columns).
+//
+// Imports: catalog, explain, functions, guard and store. It may not import engine,
 // server, dump or scaleout; server and engine wire it in.
 package fastpath

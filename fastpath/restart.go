@@ -2,7 +2,6 @@ package fastpath
 
 import (
 	"context"
-	"github.com/dpsql/dpsql/dpquery/syntax"
 	"regexp"
 	"strings"
 	"sync"
@@ -10,6 +9,8 @@ import (
 	"github.com/dolthub/vitess/go/mysql"
 	"github.com/dolthub/vitess/go/sqltypes"
 
+	"github.com/dpsql/dpsql/dpquery/syntax"
+	"github.com/dpsql/dpsql/explain"
 	"github.com/dpsql/dpsql/store"
 )
 
@@ -89,6 +90,15 @@ func (h *Handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, cal
 		return err
 	}
 	defer done()
+	// The EXPLAIN of a DP query answers the DP plan (dpexplain.go).
+	if node, err := h.dpExplain(ctx, c, query); err != nil || node != nil {
+		if err != nil {
+			return err
+		}
+		return h.restarting(c, func(sent *bool) error {
+			return h.Handler.ComExecuteBound(ctx, c, query, node, func(r *sqltypes.Result, more bool) error { *sent = true; return callback(r, more) })
+		})
+	}
 	// LOAD DATA LOCAL has read the client's file by the time a restart
 	// could be asked for: it counts as having sent, so it is never
 	// re-executed (the client would be asked for its file twice).
@@ -138,6 +148,12 @@ func (h *Handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	defer h.pinIfLockingRead(c, query)
 	// A later statement of a multi-statement text keeps the ordinary path.
 	_, later := h.inMulti.LoadAndDelete(c.ConnectionID)
+	// A text of one EXPLAIN (as the mariadb/mysql clients send every
+	// statement, with multi-statements on): the EXPLAIN of a DP query
+	// answers its plan (dpexplain.go); ComQuery takes the rest.
+	if !later && explain.Candidate(query) && !strings.Contains(strings.TrimRight(query, " \t\r\n;"), ";") {
+		return "", h.ComQuery(ctx, c, query, callback)
+	}
 	err := h.restarting(c, func(sent *bool) error {
 		// A text of one plain INSERT (textinsert.go): nothing follows it.
 		if !later {

@@ -70,10 +70,7 @@ func (p *releasePlan) accountKey() string {
 // Nothing is read, charged or written to dp_ledger. Everything in it is
 // public (options, catalog, row count, dp_budget, the account's own quota).
 func (e *Env) dryRun(ctx *sql.Context, p *releasePlan) (string, error) {
-	q, err := e.Budget.Quote(budget.Request{
-		Table: p.accountKey(), User: UserOf(ctx), Function: p.fn,
-		Requested: [2]float64{p.reqEps, p.reqDelta}, Events: p.events,
-	})
+	q, err := e.QuoteRelease(ctx, p.accountKey(), p.fn, p.reqEps, p.reqDelta, p.events)
 	if err != nil {
 		return "", err
 	}
@@ -163,4 +160,16 @@ func dryRunOnly(args []any, idx int) (bool, error) {
 		return false, err
 	}
 	return dry, o.unknown()
+}
+
+// QuoteRelease is what a release would charge now on account (a table's
+// catalog key, or catalog.UnitPrefix + a unit) for ctx's account, and
+// whether its budget and quota admit it: the dry run's accounting
+// (budget.Accountant.Quote), read-only — nothing charged, no ledger row.
+// The EXPLAIN of a DP query shows it (dpquery).
+func (e *Env) QuoteRelease(ctx *sql.Context, account, function string, reqEps, reqDelta float64, events []budget.Event) (budget.Quote, error) {
+	return e.Budget.Quote(budget.Request{
+		Table: account, User: UserOf(ctx), Function: function,
+		Requested: [2]float64{reqEps, reqDelta}, Events: events,
+	})
 }

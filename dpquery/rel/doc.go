@@ -11,7 +11,8 @@
 // person's contribution and adds the noise. On tables attached from
 // MariaDB/Spider the per-(person, group) counts and sums are computed by the
 // backend when it can (push.go, functions.UnitPushdown); memory.go is the
-// admission estimate from row counts rounded up to powers of two.
+// admission estimate from row counts rounded up to powers of two;
+// explain.go describes a compiled plan for EXPLAIN (no row, no count).
 //
 // Models: Qrlew's privacy_unit_tracking (privacy-unit-preserving relations,
 // paths along foreign keys) and ZetaSQL's anonymization rewriter (per-user

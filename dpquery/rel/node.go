@@ -26,6 +26,9 @@ type Releaser interface {
 	// AdmitUnit checks the release's memory estimate before the charge
 	// (docs/privacy/units.md §6); done frees its reservation.
 	AdmitUnit(ctx *sql.Context, estimate func() (float64, error)) (done func(), err error)
+	// QuoteRelease is what the release would charge now on account and
+	// whether it is admitted, read-only (the EXPLAIN of the query).
+	QuoteRelease(ctx *sql.Context, account, function string, reqEps, reqDelta float64, events []budget.Event) (budget.Quote, error)
 }
 
 // Schemas gives tables' schemas (functions.Rows).
@@ -95,6 +98,19 @@ type Aggregate struct {
 	outs   []Out
 	schema sql.Schema
 	deps   Deps
+	// names and order: the output columns as the statement shows them
+	// (SetColumns), for the EXPLAIN.
+	names []string
+	order []int
+}
+
+// SetColumns gives the output columns' names in the statement (aliases)
+// and the order to list them in, for the EXPLAIN; aligned with the
+// GroupBy's schema.
+func (n *Aggregate) SetColumns(names []string, order []int) {
+	if len(names) == len(n.outs) && len(order) == len(n.outs) {
+		n.names, n.order = names, order
+	}
 }
 
 var _ sql.ExecSourceRel = (*Aggregate)(nil)
@@ -168,7 +184,7 @@ func (n *Aggregate) RowIter(ctx *sql.Context, _ sql.Row) (sql.RowIter, error) {
 	}
 	defer done()
 	check := func() error { return ctx.Err() }
-	out, err := n.deps.Env.ReleaseUnit(ctx, n.p.Unit, n.p.Tables, "DP_UNIT_AGGREGATE", n.p.spec.Epsilon, n.p.spec.Delta, n.p.Events(), func() (any, error) {
+	out, err := n.deps.Env.ReleaseUnit(ctx, n.p.Unit, n.p.Tables, unitAggregateFn, n.p.spec.Epsilon, n.p.spec.Delta, n.p.Events(), func() (any, error) {
 		return n.p.Run(n.deps.Src, check)
 	})
 	if err != nil {

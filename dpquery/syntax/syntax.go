@@ -37,6 +37,9 @@ type Rewritten struct {
 	SQL     string
 	Options Options
 	Bounds  []Bounded
+	// Explain: the statement is EXPLAIN (DESCRIBE, DESC) of the query; SQL
+	// keeps the keyword.
+	Explain bool
 }
 
 // ErrSyntax wraps every error of Rewrite.
@@ -135,8 +138,27 @@ func isWord(c byte) bool {
 // cheap test before Rewrite).
 func Has(q string) bool {
 	toks, err := lex(q)
-	return err == nil && len(toks) >= 3 && strings.EqualFold(toks[0].text, "select") &&
+	if err != nil {
+		return false
+	}
+	toks = toks[explainPrefix(toks):]
+	return len(toks) >= 3 && strings.EqualFold(toks[0].text, "select") &&
 		strings.EqualFold(toks[1].text, "with") && strings.EqualFold(toks[2].text, "differential_privacy")
+}
+
+// explainPrefix is the number of tokens of a leading EXPLAIN, DESCRIBE or
+// DESC (0 or 1): EXPLAIN SELECT WITH DIFFERENTIAL_PRIVACY … asks for the
+// DP plan of the query (docs/sql.md "EXPLAIN of a DP query"); the prefix
+// is kept in the rewritten text. Other EXPLAIN options (FORMAT=…,
+// ANALYZE) are not taken: the clause must follow the keyword directly.
+func explainPrefix(toks []token) int {
+	if len(toks) > 0 && toks[0].word {
+		switch strings.ToLower(toks[0].text) {
+		case "explain", "describe", "desc":
+			return 1
+		}
+	}
+	return 0
 }
 
 // Rewrite removes the clause and the aggregate bounds. A statement without
@@ -150,6 +172,10 @@ func Rewrite(q string) (*Rewritten, error) {
 		return nil, synErr("the statement does not start with SELECT WITH DIFFERENTIAL_PRIVACY")
 	}
 	r := &Rewritten{}
+	start := toks[0].start
+	pre := explainPrefix(toks)
+	r.Explain = pre > 0
+	toks = toks[pre:]
 	i := 3
 	if i >= len(toks) || !strings.EqualFold(toks[i].text, "options") {
 		return nil, synErr("SELECT WITH DIFFERENTIAL_PRIVACY needs OPTIONS(epsilon = …)")
@@ -163,8 +189,8 @@ func Rewrite(q string) (*Rewritten, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	b.WriteString(q[toks[0].start:toks[0].end]) // SELECT
-	cut := toks[end].end                        // after OPTIONS(…)
+	b.WriteString(q[start:toks[0].end]) // [EXPLAIN] SELECT
+	cut := toks[end].end                // after OPTIONS(…)
 	// Aggregate calls: drop ", contribution_bounds_per_group => (lo, hi)".
 	last := cut
 	for j := end + 1; j < len(toks); j++ {

@@ -79,3 +79,31 @@ func TestRewriteRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestRewriteExplain: EXPLAIN (DESCRIBE, DESC) before the clause is kept
+// and flagged; the options are those of the query.
+func TestRewriteExplain(t *testing.T) {
+	for _, kw := range []string{"EXPLAIN", "describe", "Desc"} {
+		q := "/* c */ " + kw + ` SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 2, max_groups_contributed = 3) region, SUM(x, contribution_bounds_per_group => (0, 9)) FROM t GROUP BY region`
+		if !Has(q) {
+			t.Fatalf("%s: Has", kw)
+		}
+		r, err := Rewrite(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Explain || r.Options.Epsilon != 2 || r.Options.MaxGroups != 3 || len(r.Bounds) != 1 {
+			t.Fatalf("%s: %+v", kw, r)
+		}
+		if want := kw + " SELECT region, SUM(x) FROM t GROUP BY region"; r.SQL != want {
+			t.Fatalf("rewritten %q, want %q", r.SQL, want)
+		}
+	}
+	r, err := Rewrite("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) COUNT(*) FROM t")
+	if err != nil || r.Explain {
+		t.Fatalf("plain query flagged as EXPLAIN: %+v %v", r, err)
+	}
+	if Has("EXPLAIN FORMAT=TREE SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) COUNT(*) FROM t") || Has("EXPLAIN EXPLAIN SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) COUNT(*) FROM t") {
+		t.Fatal("Has takes EXPLAIN with options")
+	}
+}
