@@ -136,7 +136,7 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 			if err := mechanism.LogitAdjust(m, counts, floor); err != nil {
 				return nil, err
 			}
-			m.Params["balanced"] = 1
+			m.Params["balanced"], m.Params["prior_floor"] = 1, floor
 			return m, nil
 		}
 		m.Label, m.Features = p.spec.label, p.spec.features
