@@ -14,32 +14,12 @@ import (
 // model, by a public rule on n, F, K, ε and, where the rule leaves it open,
 // by a private selection it pays for.
 
-const (
-	// priorMinRatio: below n·ε/(F·K′) = 0.5 the kind's released
-	// coordinates carry less than half a unit of n·ε each and the DP
-	// class prior alone is released, with the whole ε.
-	priorMinRatio = 0.5
-	// priorShare is the share of ε of the prior counts, and that of the
-	// private selection between the model and the prior.
-	priorShare = 0.05
-)
-
 // Regimes of the public rule.
 const (
 	regimePrior  = "prior"  // the DP class prior alone
 	regimeSelect = "select" // model, prior counts and a private selection
 	regimeModel  = "model"  // prior=off: the kind alone, as before issue 28
 )
-
-// priorRatio is n·ε/(F·K′): F = d + 1 coordinates (intercept), K′ = 1 for
-// a binary label (one score), K otherwise.
-func priorRatio(n int64, d, k int, eps float64) float64 {
-	kk := k
-	if k <= 2 {
-		kk = 1
-	}
-	return float64(n) * eps / (float64(d+1) * float64(kk))
-}
 
 // planClassifier plans a DP_TRAIN classification kind with the prior rule:
 // options prior=auto|off and objective=accuracy|balanced (taken here).
@@ -61,12 +41,12 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 	if err != nil {
 		return nil, err
 	}
-	ratio := priorRatio(n, d, k, a.eps)
+	ratio, resolution := mechanism.PriorRatio(n, d, k, a.eps), mechanism.PriorResolution(n, a.eps)
 	regime := regimeSelect
 	switch {
 	case mode == "off":
 		regime = regimeModel
-	case ratio < priorMinRatio && !balanced:
+	case mechanism.PriorAlone(n, d, k, a.eps) && !balanced:
 		regime = regimePrior
 	}
 	if regime == regimeModel && !balanced {
@@ -74,8 +54,8 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 	}
 	// Shares of ε: the kind, the prior counts, the selection (none with
 	// objective=balanced: a constant is the worst balanced scorer).
-	epsPrior := a.eps * priorShare
-	epsSel := a.eps * priorShare
+	epsPrior := a.eps * mechanism.PriorShare
+	epsSel := a.eps * mechanism.PriorShare
 	if balanced || regime == regimeModel {
 		epsSel = 0
 	}
@@ -93,13 +73,17 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 		p.hyper = map[string]any{}
 	}
 	p.hyper["prior"], p.hyper["prior_regime"], p.hyper["prior_ratio"] = mode, regime, ratio
+	p.hyper["prior_resolution"] = resolution
 	p.hyper["objective"] = obj
 	if regime == regimePrior {
 		// The DP class prior alone, with the whole ε.
 		p.kind, p.events = mechanism.KindPrior, []budget.Event{mechanism.PriorEvent(a.eps)}
-		p.mechanism = fmt.Sprintf("DP class prior: a large class by permute-and-flip on the class counts, predicted for every row "+
-			"(n·ε/(F·K') = %.3g < %v: a %s model would be noise)", ratio, priorMinRatio, kind)
-		p.scales = map[string]float64{"permute_and_flip_epsilon": a.eps, "prior_ratio": ratio}
+		why := fmt.Sprintf("n·ε/(F·K') = %.3g < %v: a %s model would be noise", ratio, mechanism.PriorMinRatio, kind)
+		if ratio >= mechanism.PriorMinRatio {
+			why = fmt.Sprintf("n·ε_sel/2 = %.3g < %v: a private selection between a %s model and the prior would be a coin flip", resolution, mechanism.PriorMinResolution, kind)
+		}
+		p.mechanism = fmt.Sprintf("DP class prior: a large class by permute-and-flip on the class counts, predicted for every row (%s)", why)
+		p.scales = map[string]float64{"permute_and_flip_epsilon": a.eps, "prior_ratio": ratio, "prior_resolution": resolution}
 		p.params = paramString("kind", mechanism.KindPrior, "instead_of", kind, "label", p.spec.label, "features", p.spec.features)
 		p.train = func() (*mechanism.Model, error) {
 			_, y, err := e.classificationData(&p.spec)
@@ -127,8 +111,10 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 	}
 	p.scales["prior_epsilon"], p.scales["selection_epsilon"], p.scales["kind_epsilon"] = epsPrior, epsSel, inner.eps
 	what := "then the model or the DP class prior (a class by permute-and-flip on the counts at ε_prior), whichever a private selection on the training rows finds more accurate (Laplace(2/ε_sel) on the difference of correct counts)"
+	floor := mechanism.PriorFloor(len(p.spec.classes), epsPrior)
 	if balanced {
-		what = "balanced: the class scores adjusted by the DP log-priors (class counts + Laplace(2/ε_prior); logit adjustment)"
+		p.scales["prior_floor"] = floor
+		what = fmt.Sprintf("balanced: the class scores adjusted by the DP log-priors (class counts + Laplace(2/ε_prior), floored at %.4g, the count a noisy count cannot tell from 0; logit adjustment)", floor)
 	}
 	p.mechanism += fmt.Sprintf("; %s", what)
 	train := p.train
@@ -147,10 +133,10 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 			if err != nil {
 				return nil, err
 			}
-			if err := mechanism.LogitAdjust(m, counts); err != nil {
+			if err := mechanism.LogitAdjust(m, counts, floor); err != nil {
 				return nil, err
 			}
-			m.Params["balanced"] = 1
+			m.Params["balanced"], m.Params["prior_floor"] = 1, floor
 			return m, nil
 		}
 		m.Label, m.Features = p.spec.label, p.spec.features

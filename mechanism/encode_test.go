@@ -136,7 +136,7 @@ func TestLogitAdjust(t *testing.T) {
 	m := &Model{Kind: KindLogReg, Features: []string{"x"}, Classes: []string{"a", "b", "c"}, Scaler: sc,
 		Weights: [][]float64{{0, 0}, {0, 0}, {0, 0}}}
 	counts := []float64{80, 15, -3} // the last clipped to 1
-	if err := LogitAdjust(m, counts); err != nil {
+	if err := LogitAdjust(m, counts, 0); err != nil {
 		t.Fatal(err)
 	}
 	phi := sc.Transform(nil, []float64{0.5})
@@ -150,7 +150,75 @@ func TestLogitAdjust(t *testing.T) {
 		t.Fatalf("balanced constant model predicts %q, want the rarest class", p.Class)
 	}
 	m.Kind = KindSVM
-	if err := LogitAdjust(m, counts); err == nil {
+	if err := LogitAdjust(m, counts, 0); err == nil {
 		t.Fatal("svm accepted objective=balanced")
+	}
+}
+
+// TestLogitAdjustFloor: noisy counts under the floor count as the floor, so
+// a class without rows gets a boost of at most log(total/floor).
+func TestLogitAdjustFloor(t *testing.T) {
+	sc, _ := NewScaler([]float64{0}, []float64{1}, true)
+	m := &Model{Kind: KindLogReg, Features: []string{"x"}, Classes: []string{"a", "b", "c"}, Scaler: sc,
+		Weights: [][]float64{{0, 0}, {0, 0}, {0, 0}}}
+	const floor = 50
+	if err := LogitAdjust(m, []float64{900, 49, -30}, floor); err != nil {
+		t.Fatal(err)
+	}
+	phi := sc.Transform(nil, []float64{0.5})
+	tot := 900.0 + floor + floor
+	for k, c := range []float64{900, floor, floor} {
+		if got, want := dot(m.Weights[k], phi), -math.Log(c/tot); math.Abs(got-want) > 1e-12 {
+			t.Fatalf("class %d score %v, want %v", k, got, want)
+		}
+	}
+}
+
+// TestPriorFloor: the floor is (2/ε)·ln(K/(2β)), and on a class of 0 rows
+// the largest of K noisy counts exceeds it in at most β of the draws (a
+// binomial 4-s.e. margin).
+func TestPriorFloor(t *testing.T) {
+	if got, want := PriorFloor(7, 1), 2*math.Log(7/(2*priorFloorLevel)); math.Abs(got-want) > 1e-12 {
+		t.Fatalf("PriorFloor(7, 1) = %v, want %v", got, want)
+	}
+	if PriorFloor(2, 1e6) != 1 {
+		t.Fatalf("PriorFloor at ε = 1e6 = %v, want the floor of 1", PriorFloor(2, 1e6))
+	}
+	const k, eps, draws = 7, 0.5, 20000
+	floor, over := PriorFloor(k, eps), 0
+	for i := 0; i < draws; i++ {
+		c, err := PriorCounts(nil, k, eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c[argmax(c)] > floor {
+			over++
+		}
+	}
+	if p, lim := float64(over)/draws, priorFloorLevel+4*math.Sqrt(priorFloorLevel*(1-priorFloorLevel)/draws); p > lim {
+		t.Fatalf("largest noisy count of empty classes above the floor in %.4f of draws, bound %.4f", p, lim)
+	}
+}
+
+// TestPriorAlone: the public rule's two conditions, at their boundaries.
+func TestPriorAlone(t *testing.T) {
+	for _, c := range []struct {
+		n       int64
+		d, k    int
+		eps     float64
+		alone   bool
+		because string
+	}{
+		{325, 13, 3, 0.1, true, "s = 0.81 < 1 (r = 0.77)"},
+		{400, 13, 3, 0.1, false, "s = 1, r = 0.95"},
+		{399, 13, 3, 0.1, true, "s just under 1"},
+		{10000, 99, 2, 0.004, true, "r = 0.4 < 0.5 (s = 1)"},
+		{10000, 39, 2, 0.004, false, "r = 1, s = 1"},
+		{2338, 6, 5, 0.01, true, "weather-sized at ε = 0.01: s = 0.58"},
+	} {
+		if got := PriorAlone(c.n, c.d, c.k, c.eps); got != c.alone {
+			t.Errorf("PriorAlone(%d, %d, %d, %v) = %v, want %v (%s; r = %.3g, s = %.3g)", c.n, c.d, c.k, c.eps, got, c.alone,
+				c.because, PriorRatio(c.n, c.d, c.k, c.eps), PriorResolution(c.n, c.eps))
+		}
 	}
 }

@@ -14,6 +14,61 @@ import (
 // largest noisy count whatever the row (docs/mechanisms/prior.md).
 const KindPrior = "prior"
 
+// The public rule of DP_TRAIN's classification kinds (docs/mechanisms/
+// prior.md §2): which regime a call runs is a function of n, d, K and ε
+// only.
+const (
+	// PriorShare is the share of ε of the prior counts, and that of the
+	// private selection between the model and the prior (select regime).
+	PriorShare = 0.05
+	// PriorMinRatio: below n·ε/(F·K′) = 0.5 the kind's released
+	// coordinates carry less than half a unit of n·ε each.
+	PriorMinRatio = 0.5
+	// PriorMinResolution: the select regime needs s = n·ε_sel/2 ≥ 1. Below,
+	// even the most extreme difference the rows can hold (a model right on
+	// every row the prior gets wrong, one class holding every row) is
+	// resolved with odds under e:1 by the selection and by the fallback
+	// counts at ε_prior = ε_sel (prior.md §2).
+	PriorMinResolution = 1
+	// priorFloorLevel is β of the log-prior floor (prior.md §3): a noisy
+	// count under the floor is within the 1 − β upper bound of the largest
+	// of K Laplace noises on a count of 0.
+	priorFloorLevel = 0.05
+)
+
+// PriorRatio is n·ε/(F·K′): F = d + 1 coordinates (intercept), K′ = 1 for
+// a binary label (one score), K otherwise.
+func PriorRatio(n int64, d, k int, eps float64) float64 {
+	kk := k
+	if k <= 2 {
+		kk = 1
+	}
+	return float64(n) * eps / (float64(d+1) * float64(kk))
+}
+
+// PriorResolution is s = n·ε_sel/2 with ε_sel = PriorShare·ε: the select
+// regime's resolution (a candidate better on a fraction g of the rows is
+// released with probability 1 − ½e^(−g·s)).
+func PriorResolution(n int64, eps float64) float64 {
+	return float64(n) * eps * PriorShare / 2
+}
+
+// PriorAlone reports whether the public rule releases the DP class prior
+// alone, with the whole ε: the model's coordinates are below half a unit
+// of n·ε each, or the selection and its fallback counts could not resolve
+// even the most extreme difference.
+func PriorAlone(n int64, d, k int, eps float64) bool {
+	return PriorRatio(n, d, k, eps) < PriorMinRatio || PriorResolution(n, eps) < PriorMinResolution
+}
+
+// PriorFloor is the floor of the balanced objective's noisy class counts
+// at ε (Laplace scale b = 2/ε): m = b·ln(K/(2β)), the count under which a
+// noisy count cannot be told from 0 — P(max_k Lap_k(b) > m) ≤ (K/2)·e^(−m/b)
+// = β — and at least 1. A public function of K and ε.
+func PriorFloor(k int, eps float64) float64 {
+	return math.Max(1, 2/eps*math.Log(float64(k)/(2*priorFloorLevel)))
+}
+
 // PriorCounts releases the class counts of y (classes 0..k−1) with Laplace
 // noise of scale 2/ε each: replacing one row moves one unit from one count
 // to another, ‖Δ‖₁ ≤ 2, so the vector is ε-DP (row unit). Only functions
@@ -103,13 +158,14 @@ func NewPriorModel(like *Model, class int) *Model {
 		Classes: like.Classes, Scaler: like.Scaler, Weights: [][]float64{w}}
 }
 
-// logPriors are log π̃_k from noisy counts, each clipped below at 1 (a
-// fixed public rule: a noisy count may be ≤ 0).
-func logPriors(counts []float64) []float64 {
+// logPriors are log π̃_k from noisy counts, each floored at floor (a public
+// function of K and ε, PriorFloor: a noisy count under it may be a class
+// without rows).
+func logPriors(counts []float64, floor float64) []float64 {
 	var tot float64
 	c := make([]float64, len(counts))
 	for i, v := range counts {
-		c[i] = math.Max(v, 1)
+		c[i] = math.Max(v, max(floor, 1))
 		tot += c[i]
 	}
 	for i := range c {
@@ -126,16 +182,17 @@ var BalancedKinds = []string{KindLogReg, KindLDA, KindQDA, KindGNB}
 
 // LogitAdjust turns m into the balanced scorer: each class score loses
 // log π̃_k (linear scorers: the intercept weight; quadratic scorers, whose
-// score is −2 log-likelihood: +2 log π̃_k on the constant). Post-processing
-// of m and of the noisy counts.
-func LogitAdjust(m *Model, counts []float64) error {
+// score is −2 log-likelihood: +2 log π̃_k on the constant), π̃_k from the
+// noisy counts floored at floor (PriorFloor at the counts' ε).
+// Post-processing of m and of the noisy counts.
+func LogitAdjust(m *Model, counts []float64, floor float64) error {
 	if len(counts) != len(m.Classes) {
 		return fmt.Errorf("balanced: %d counts for %d classes", len(counts), len(m.Classes))
 	}
 	if !m.Scaler.Intercept || m.RFF != nil {
 		return fmt.Errorf("balanced: the %s model has no intercept coordinate", m.Kind)
 	}
-	lp := logPriors(counts)
+	lp := logPriors(counts, floor)
 	f := m.Scaler.Dim()
 	root := math.Sqrt(float64(f)) // the intercept coordinate is 1/√F
 	switch m.Kind {

@@ -158,3 +158,33 @@ func TestPriorClassPrefersLargeCounts(t *testing.T) {
 		t.Fatal("one class accepted")
 	}
 }
+
+// logPriorSampler releases the balanced objective's floored log-priors on
+// the neighbours (60 rows; the last moves from class 0 to class 1) and
+// returns log π̃₀ − log π̃₁: post-processing of the counts, so it must pass
+// at the claimed scale and the half-sensitivity variant must still be caught
+// with the floor (PriorFloor at ε) applied.
+func logPriorSampler(t testing.TB, scale float64) audit.Sampler {
+	var d, d2 []int
+	for i := 0; i < 59; i++ {
+		d, d2 = append(d, i%3), append(d2, i%3)
+	}
+	ys := [2][]int{append(d, 0), append(d2, 1)}
+	floor := PriorFloor(3, priorAuditEps)
+	return func(side int) float64 {
+		c, err := noisyCounts(ys[side], 3, scale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lp := logPriors(c, floor)
+		return lp[0] - lp[1]
+	}
+}
+
+func TestAuditBalancedLogPriors(t *testing.T) {
+	audit.RequirePass(t, logPriorSampler(t, 2/priorAuditEps), priorAuditEps, audit.Config{N: 40000})
+}
+
+func TestAuditBalancedLogPriorsHalfSensitivityCaught(t *testing.T) {
+	audit.RequireCatch(t, logPriorSampler(t, 1/priorAuditEps), priorAuditEps, audit.Config{N: 40000})
+}

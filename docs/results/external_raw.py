@@ -602,6 +602,51 @@ def cmd_predictions(a):
         srv.close()
 
 
+def cmd_boxes(a):
+    """The private box the default call released, raw table beside hand
+    one-hot (external.md's diagnosis of (a) on weather): per run, the test
+    accuracy and each feature's released [lo, hi] (DP_MODEL_JSON's scaler),
+    then the correlation of accuracy with log(hi) of --feature."""
+    man = json.load(open(os.path.join(a.out, "manifest.json")))
+    setdir = os.path.join(a.out, "sets")
+    m = man["sets"][a.set]
+    srv = Server(a.dpsql, a.out)
+    pts = []
+    try:
+        for hot in (False, True):
+            sfx = "_hot" if hot else ""
+            load_table(srv, f"{a.set}{sfx}_test", os.path.join(setdir, f"{a.set}{sfx}_test.csv"), m["cols"], hot, m,
+                       False)
+        for rep in range(a.runs):
+            for hot in (False, True):
+                sfx = "_hot" if hot else ""
+                table = f"{a.set}{sfx}_b{rep}_{random.randrange(1 << 30)}"
+                load_table(srv, table, os.path.join(setdir, f"{a.set}{sfx}_train.csv"), m["cols"], hot, m, True)
+                model = srv.exec(srv.ana, f"SELECT DP_TRAIN('{table}', {a.eps:g})")[0][0]
+                js = json.loads(srv.exec(srv.ana, f"SELECT DP_MODEL_JSON('{model}')")[0][0])["model"]
+                acc = float(srv.exec(srv.ana, f"SELECT DP_EVALUATE('{model}', '{a.set}{sfx}_test', 1)")[0][0])
+                sc = js.get("scaler") or {}
+                box = list(zip(js.get("features", []), sc.get("lo", []), sc.get("hi", [])))
+                print(f"{'hot' if hot else 'raw'} {rep} {js['kind']} {acc:.3f} " +
+                      " ".join(f"{f}=[{lo:.3g},{hi:.3g}]" for f, lo, hi in box), flush=True)
+                hi = [h for f, _, h in box if f == a.feature]
+                if hi and hi[0] > 0:
+                    pts.append((math.log(hi[0]), acc, hot))
+                srv.exec(srv.root, f"DROP TABLE IF EXISTS `{table}`")
+    finally:
+        srv.close()
+    for name, sel in (("raw", [p for p in pts if not p[2]]), ("hot", [p for p in pts if p[2]]), ("both", pts)):
+        if len(sel) < 3:
+            continue
+        xs, ys = [p[0] for p in sel], [p[1] for p in sel]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+        sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
+        med = sorted(math.exp(x) for x in xs)[len(xs) // 2]
+        print(f"{name}: {len(sel)} models, mean accuracy {my:.3f}, median {a.feature} hi {med:.3g}, "
+              f"corr(log hi, accuracy) {sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else float('nan'):.2f}")
+
+
 # ---------------------------------------------------------- baselines
 
 def cmd_baselines(a):
@@ -842,13 +887,21 @@ def main():
     h.add_argument("--variant", default="balanced")
     h.add_argument("--eps", default="0.01,0.1,1,10")
     h.add_argument("--runs", type=int, default=5)
+    x = sub.add_parser("boxes")
+    x.add_argument("out")
+    x.add_argument("--dpsql", required=True)
+    x.add_argument("--set", default="weather")
+    x.add_argument("--feature", default="precipitation")
+    x.add_argument("--eps", type=float, default=1)
+    x.add_argument("--runs", type=int, default=10)
     b = sub.add_parser("baselines")
     b.add_argument("out")
     t = sub.add_parser("table")
     t.add_argument("out")
     t.add_argument("--runs", type=int, default=0, help="use repetitions 0..runs-1 only (0: all)")
     a = ap.parse_args()
-    {"fetch": cmd_fetch, "run": cmd_run, "predictions": cmd_predictions, "baselines": cmd_baselines,
+    {"fetch": cmd_fetch, "run": cmd_run, "predictions": cmd_predictions, "boxes": cmd_boxes,
+     "baselines": cmd_baselines,
      "table": cmd_table}[a.cmd](a)
 
 

@@ -71,6 +71,7 @@ type synthSpec struct {
 	sep   float64
 	noise float64 // share of rows whose label is redrawn uniformly
 	seed  uint64
+	major float64 // > 0: class 0 has this probability, the others share the rest (imbalanced sets)
 }
 
 // synthGen draws rows of the factor model of docs/results/gauss.md
@@ -124,6 +125,12 @@ func (g *synthGen) draw(n int, seed uint64, labelNoise bool) *dataset {
 	f := make([]float64, 3)
 	for i := 0; i < n; i++ {
 		c := rng.IntN(s.k)
+		if s.major > 0 { // a second draw only for imbalanced sets (balanced streams unchanged)
+			c = 0
+			if u := rng.Float64(); u >= s.major {
+				c = 1 + int((u-s.major)/(1-s.major)*float64(s.k-1))
+			}
+		}
 		for a := range f {
 			f[a] = rng.NormFloat64()
 		}

@@ -13,7 +13,13 @@ package auto_test
 // lda/ms=0.5), AUTO_EPS (default 1), AUTO_DELTA (comma list, default
 // "1e-6,0"), AUTO_N (default "1000,10000,100000"), AUTO_D ("10,40"),
 // AUTO_K ("2,5,20"), AUTO_RUNS (default 3), AUTO_SETS ("synthetic,shared"),
-// AUTO_OUT (CSV path, default stdout only).
+// AUTO_OUT (CSV path, default stdout only), AUTO_MAJOR (comma list of
+// class-0 shares for imbalanced synthetic sets, default "0" = balanced; the
+// other classes share the rest equally). A candidate with /guard=1 runs
+// DP_TRAIN's prior rule around the kind (docs/mechanisms/prior.md §2: the
+// DP class prior alone, or the kind at 90 % of ε with a private selection
+// against the prior); /guard=2 the rule before the resolution condition
+// (n·ε/(F·K′) < 0.5 only).
 
 import (
 	"fmt"
@@ -81,6 +87,9 @@ func parseCandidate(tb testing.TB, s string) candidate {
 // train runs the candidate's mechanism with DP_TRAIN defaults plus the
 // overrides (all public constants).
 func (c candidate) train(tr *dataset, eps, delta float64) (*mechanism.Model, error) {
+	if g := c.opt["guard"]; g != 0 {
+		return c.guarded(tr, eps, delta, g == 2)
+	}
 	switch c.kind {
 	case "lda", "qda", "gnb":
 		t, err := gauss.Plan(gauss.Config{Kind: c.kind, Epsilon: eps, Delta: delta, N: len(tr.x), Features: tr.features,
@@ -129,6 +138,52 @@ func (c candidate) train(tr *dataset, eps, delta float64) (*mechanism.Model, err
 		return t.Train(tr.x, tr.y)
 	}
 	return nil, fmt.Errorf("unknown candidate kind %q", c.kind)
+}
+
+// guarded is functions/prior.go's planClassifier on the harness's data:
+// the same public rule and shares, the same mechanism calls.
+func (c candidate) guarded(tr *dataset, eps, delta float64, ratioOnly bool) (*mechanism.Model, error) {
+	n, d, k := int64(len(tr.x)), len(tr.features), len(tr.classes)
+	alone := mechanism.PriorAlone(n, d, k, eps)
+	if ratioOnly {
+		alone = mechanism.PriorRatio(n, d, k, eps) < mechanism.PriorMinRatio
+	}
+	if alone {
+		class, err := mechanism.PriorClass(tr.y, k, eps)
+		if err != nil {
+			return nil, err
+		}
+		return mechanism.NewPriorModel(&mechanism.Model{Features: tr.features, Classes: tr.classes}, class), nil
+	}
+	inner := candidate{name: c.name, kind: c.kind, opt: map[string]float64{}}
+	for key, v := range c.opt {
+		if key != "guard" {
+			inner.opt[key] = v
+		}
+	}
+	epsShare := eps * mechanism.PriorShare
+	m, err := inner.train(tr, eps-2*epsShare, delta)
+	if err != nil {
+		return nil, err
+	}
+	class, err := mechanism.PriorClass(tr.y, k, epsShare)
+	if err != nil {
+		return nil, err
+	}
+	prior := mechanism.NewPriorModel(m, class)
+	cm, err := mechanism.Correct(m, tr.x, tr.y)
+	if err != nil {
+		return nil, err
+	}
+	cp, err := mechanism.Correct(prior, tr.x, tr.y)
+	if err != nil {
+		return nil, err
+	}
+	useModel, err := mechanism.SelectModel(cm, cp, epsShare)
+	if err != nil || !useModel {
+		return prior, err
+	}
+	return m, nil
 }
 
 // uncappedHorizon evaluates τ = hs·n·R/(L_C√(K′F)) with R from the plan's
@@ -218,18 +273,24 @@ func TestAutoHarness(t *testing.T) {
 		ns := envFloats(t, "AUTO_N", "1000,10000,100000")
 		ds := envFloats(t, "AUTO_D", "10,40")
 		ks := envFloats(t, "AUTO_K", "2,5,20")
-		for _, df := range ds {
-			for _, kf := range ks {
-				d, k := int(df), int(kf)
-				seed := uint64(1 + 100*d + 10000*k)
-				sep := calibrateSep(d, k, seed, 0.9)
-				g := newSynth(synthSpec{d: d, k: k, sep: sep, noise: 0.05, seed: seed})
-				te := g.draw(10000, seed+7, true)
-				t.Logf("d=%d K=%d sep=%.4f", d, k, sep)
-				for _, nf := range ns {
-					n := int(nf)
-					tr := g.draw(n, seed+uint64(n), true)
-					eval(fmt.Sprintf("syn_d%d_K%d", d, k), n, d, k, tr, te)
+		for _, major := range envFloats(t, "AUTO_MAJOR", "0") {
+			for _, df := range ds {
+				for _, kf := range ks {
+					d, k := int(df), int(kf)
+					seed := uint64(1 + 100*d + 10000*k)
+					sep := calibrateSep(d, k, seed, 0.9) // calibrated on balanced classes
+					g := newSynth(synthSpec{d: d, k: k, sep: sep, noise: 0.05, seed: seed, major: major})
+					te := g.draw(10000, seed+7, true)
+					t.Logf("d=%d K=%d sep=%.4f major=%v", d, k, sep, major)
+					name := fmt.Sprintf("syn_d%d_K%d", d, k)
+					if major > 0 {
+						name += fmt.Sprintf("_maj%g", major)
+					}
+					for _, nf := range ns {
+						n := int(nf)
+						tr := g.draw(n, seed+uint64(n), true)
+						eval(name, n, d, k, tr, te)
+					}
 				}
 			}
 		}
