@@ -9,6 +9,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/auto"
 )
@@ -225,6 +226,9 @@ func (e *Env) defaultDelta(ctx *sql.Context, key string) (d, left float64, err e
 		// the one charged (the charge itself lowered the δ left).
 		return uc.s.delta, uc.s.delta, nil
 	}
+	if uc := e.rt().unitCallOf(ctx); uc != nil && uc.s.key == key {
+		key = catalog.UnitPrefix + uc.s.unit // a joined source has no catalog key
+	}
 	key = e.Catalog.AccountKey(key) // a unit's tables share one account
 	st, err := e.Budget.Status(key)
 	if err != nil {
@@ -264,7 +268,7 @@ func (e *Env) autoKind(a trainArgs, delta float64) (string, string, error) {
 // label's domain size), from the catalog, the schema and the row count.
 // Errors in label= or features= are left to the kind's planner (d, K = 0).
 func (e *Env) shape(a trainArgs) (classification bool, n int64, d, k int, err error) {
-	t, _ := e.Catalog.Table(a.ref.key)
+	t := e.tableEntry(a.ref)
 	if lbl, ok := a.opts["label"]; ok {
 		c, err := a.ref.column(lbl)
 		if err != nil {

@@ -66,6 +66,9 @@ var identRE = regexp.MustCompile(`^[A-Za-z0-9_$]{1,64}$`)
 // resolveTable resolves '<table>' (current database) or '<db>.<table>'.
 // Everything it reports (existence, protection) is public.
 func (e *Env) resolveTable(ctx *sql.Context, name string) (tableRef, error) {
+	if uc := e.rt().unitCallOf(ctx); uc != nil && uc.s.source != "" && name == uc.s.source {
+		return uc.s.joinedRef(ctx), nil // the joined source of the call planning now (unitjoin.go)
+	}
 	db, table, err := qualify(ctx, name, "table")
 	if err != nil {
 		return tableRef{}, err
@@ -124,7 +127,7 @@ func (e *Env) protectedTable(ctx *sql.Context, name string) (tableRef, error) {
 	if err != nil {
 		return ref, err
 	}
-	if !e.Catalog.IsProtected(ref.key) {
+	if !e.isProtected(ref) {
 		return ref, fmt.Errorf("table %s is not protected: DP functions run on protected tables (CALL dp_protect first)", ref.key)
 	}
 	return ref, nil
