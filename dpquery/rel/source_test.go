@@ -2,9 +2,13 @@ package rel
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
+	"github.com/dpsql/dpsql/audit"
+	"github.com/dpsql/dpsql/functions"
+	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/bound"
 )
 
@@ -175,4 +179,90 @@ func TestCompileFromOneRowPerPerson(t *testing.T) {
 			t.Fatalf("%d rows (%v)", len(rows), err)
 		}
 	}
+}
+
+// joinedMean is the trainings' reduction on a joined source around the
+// row-level DP_MEAN of o.amount (public n = m): one joined row per person,
+// the noisy person count, the m-row set, then the replace-one mechanism.
+func joinedMean(t *testing.T, o *bound.OneRow, sc *functions.UnitScan) float64 {
+	s := o.Sampler()
+	if err := sc.Run(nil, s.Row); err != nil {
+		t.Fatal(err)
+	}
+	set, m, err := s.Release(make([]any, len(sc.Columns)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm, err := mechanism.NewMean(0, 100, o.Eps2, int64(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := mm.Accumulator()
+	for _, r := range set {
+		v := math.NaN()
+		if f, ok := r[2].(float64); ok { // o.amount
+			v = f
+		}
+		acc.Add(v)
+	}
+	out, err := acc.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestAuditJoinedOneRow (units.md §10, joined sources): Clopper–Pearson
+// audit of the reduction on orders ⨝ customers ⨝ products (public, every
+// order matching 3 product rows) for person neighbours: D = 30 customers
+// with 1–3 orders at amount 0, D′ = D + a customer with 200 orders at 100
+// (600 joined rows). ε = 4. Must fail: the row-level mean over every joined
+// row with its public-n calibration on the same neighbours.
+func TestAuditJoinedOneRow(t *testing.T) {
+	t.Parallel()
+	const eps = 4.0
+	o, err := bound.NewOneRow(eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := shop(t, 0, 0)
+	for rep := 0; rep < 2; rep++ {
+		for p := 0; p < 3; p++ {
+			d.rows["s.products"] = append(d.rows["s.products"], []any{int64(p), []string{"a", "b", "c"}[p]})
+		}
+	}
+	for c := 0; c < 30; c++ {
+		addCustomer(d, int64(c), "north", 1+c%3, 0)
+	}
+	d1 := d.clone()
+	addCustomer(d1, 9999, "south", 200, 100)
+	scans := [2]*functions.UnitScan{}
+	for i, m := range []*mem{d, d1} {
+		if scans[i], err = (Functions{Meta: m, Src: m}).CompileFrom("s", ordersCustomersProducts, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := audit.Config{N: 10000}
+	audit.RequirePass(t, func(side int) float64 { return joinedMean(t, o, scans[side]) }, eps, cfg)
+
+	rowLevel := func(side int) float64 {
+		var vals []float64
+		if err := scans[side].Run(nil, func(_ string, row []any) { vals = append(vals, row[2].(float64)) }); err != nil {
+			t.Fatal(err)
+		}
+		mm, err := mechanism.NewMean(0, 100, eps, int64(len(vals)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc := mm.Accumulator()
+		for _, v := range vals {
+			acc.Add(v)
+		}
+		v, err := acc.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	audit.RequireCatch(t, rowLevel, eps, cfg)
 }
