@@ -189,20 +189,29 @@ func joinedMean(t *testing.T, o *bound.OneRow, sc *functions.UnitScan) float64 {
 	if err := sc.Run(nil, s.Row); err != nil {
 		t.Fatal(err)
 	}
-	set, m, err := s.Release(make([]any, len(sc.Columns)))
+	set, _, err := s.Release(make([]any, len(sc.Columns)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mm, err := mechanism.NewMean(0, 100, o.Eps2, int64(m))
+	vals := make([]float64, len(set))
+	for i, r := range set {
+		vals[i] = math.NaN()             // the padding row's NULL
+		if f, ok := r[2].(float64); ok { // o.amount
+			vals[i] = f
+		}
+	}
+	return amountMean(t, o.Eps2, vals)
+}
+
+// amountMean is the row-level DP_MEAN of amounts in [0, 100] at ε with
+// public n = len(vals).
+func amountMean(t *testing.T, eps float64, vals []float64) float64 {
+	mm, err := mechanism.NewMean(0, 100, eps, int64(len(vals)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	acc := mm.Accumulator()
-	for _, r := range set {
-		v := math.NaN()
-		if f, ok := r[2].(float64); ok { // o.amount
-			v = f
-		}
+	for _, v := range vals {
 		acc.Add(v)
 	}
 	out, err := acc.Release()
@@ -250,19 +259,7 @@ func TestAuditJoinedOneRow(t *testing.T) {
 		if err := scans[side].Run(nil, func(_ string, row []any) { vals = append(vals, row[2].(float64)) }); err != nil {
 			t.Fatal(err)
 		}
-		mm, err := mechanism.NewMean(0, 100, eps, int64(len(vals)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		acc := mm.Accumulator()
-		for _, v := range vals {
-			acc.Add(v)
-		}
-		v, err := acc.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
+		return amountMean(t, eps, vals)
 	}
 	audit.RequireCatch(t, rowLevel, eps, cfg)
 }
