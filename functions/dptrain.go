@@ -221,12 +221,12 @@ func (e *Env) trainDelta(a trainArgs) (float64, error) {
 // defaultDelta is the default δ of a training on table key (δ_total/10 of
 // its budget, 0 without one) and the δ the account may still spend there.
 func (e *Env) defaultDelta(ctx *sql.Context, key string) (d, left float64, err error) {
-	if uc := e.rt().unitCallOf(ctx); uc != nil && uc.s.fixed && uc.s.key == key {
-		// The second planning pass of a person-level training: its δ is
-		// the one charged (the charge itself lowered the δ left).
-		return uc.s.delta, uc.s.delta, nil
-	}
 	if uc := e.rt().unitCallOf(ctx); uc != nil && uc.s.key == key {
+		if uc.s.fixed {
+			// The second planning pass of a person-level training: its δ
+			// is the one charged (the charge itself lowered the δ left).
+			return uc.s.delta, uc.s.delta, nil
+		}
 		key = catalog.UnitPrefix + uc.s.unit // a joined source has no catalog key
 	}
 	key = e.Catalog.AccountKey(key) // a unit's tables share one account
