@@ -70,7 +70,7 @@ func (e *Env) resolveTable(ctx *sql.Context, name string) (tableRef, error) {
 		return uc.s.joinedRef(ctx), nil // the joined source of the call planning now (unitjoin.go)
 	}
 	if isSourceText(name) {
-		return tableRef{}, fmt.Errorf("%q is not a table name: a FROM clause (a join) is a training source of DP_TRAIN, DP_SVM_TRAIN, DP_LSQ, DP_LSQ_PREDICT, DP_LMGC_TRAIN and DP_EVALUATE only; aggregates over a join are SELECT … FROM … JOIN … with DP (docs/sql.md)", strings.TrimSpace(name))
+		return tableRef{}, fmt.Errorf("invalid table name %q: a FROM clause (a join) is a training source of DP_TRAIN, DP_SVM_TRAIN, DP_LSQ, DP_LSQ_PREDICT, DP_LMGC_TRAIN and DP_EVALUATE only; aggregates over a join are SELECT … FROM … JOIN … with DP (docs/sql.md)", strings.TrimSpace(name))
 	}
 	db, table, err := qualify(ctx, name, "table")
 	if err != nil {
