@@ -48,8 +48,10 @@ func readRow(reads []catalog.Read, row []float64) {
 
 // scanDP is Store.ScanFloats with every column mapped by ReadValue.
 func (e *Env) scanDP(ref tableRef, cols []string, fn func(row []float64) error) (int64, error) {
-	reads := e.Reads(ref.key, cols)
-	return e.Store.ScanFloats(ref.db, ref.table, cols, func(row []float64) error {
+	reads := e.readsOf(ref, cols)
+	// The person-level sample on a unit table or a joined source (DP_LSQ
+	// streams through here), the store otherwise.
+	return e.rows(ref).ScanFloats(ref.db, ref.table, cols, func(row []float64) error {
 		readRow(reads, row)
 		return fn(row)
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/catalog"
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/mechanism/auto"
 )
@@ -220,10 +221,13 @@ func (e *Env) trainDelta(a trainArgs) (float64, error) {
 // defaultDelta is the default δ of a training on table key (δ_total/10 of
 // its budget, 0 without one) and the δ the account may still spend there.
 func (e *Env) defaultDelta(ctx *sql.Context, key string) (d, left float64, err error) {
-	if uc := e.rt().unitCallOf(ctx); uc != nil && uc.s.fixed && uc.s.key == key {
-		// The second planning pass of a person-level training: its δ is
-		// the one charged (the charge itself lowered the δ left).
-		return uc.s.delta, uc.s.delta, nil
+	if uc := e.rt().unitCallOf(ctx); uc != nil && uc.s.key == key {
+		if uc.s.fixed {
+			// The second planning pass of a person-level training: its δ
+			// is the one charged (the charge itself lowered the δ left).
+			return uc.s.delta, uc.s.delta, nil
+		}
+		key = catalog.UnitPrefix + uc.s.unit // a joined source has no catalog key
 	}
 	key = e.Catalog.AccountKey(key) // a unit's tables share one account
 	st, err := e.Budget.Status(key)
@@ -264,7 +268,7 @@ func (e *Env) autoKind(a trainArgs, delta float64) (string, string, error) {
 // label's domain size), from the catalog, the schema and the row count.
 // Errors in label= or features= are left to the kind's planner (d, K = 0).
 func (e *Env) shape(a trainArgs) (classification bool, n int64, d, k int, err error) {
-	t, _ := e.Catalog.Table(a.ref.key)
+	t := e.tableEntry(a.ref)
 	if lbl, ok := a.opts["label"]; ok {
 		c, err := a.ref.column(lbl)
 		if err != nil {

@@ -66,6 +66,12 @@ var identRE = regexp.MustCompile(`^[A-Za-z0-9_$]{1,64}$`)
 // resolveTable resolves '<table>' (current database) or '<db>.<table>'.
 // Everything it reports (existence, protection) is public.
 func (e *Env) resolveTable(ctx *sql.Context, name string) (tableRef, error) {
+	if uc := e.rt().unitCallOf(ctx); uc != nil && uc.s.source != "" && name == uc.s.source {
+		return uc.s.joinedRef(ctx), nil // the joined source of the call planning now (unitjoin.go)
+	}
+	if isSourceText(name) {
+		return tableRef{}, fmt.Errorf("invalid table name %q: a FROM clause (a join) is a training source of DP_TRAIN, DP_SVM_TRAIN, DP_LSQ, DP_LSQ_PREDICT, DP_LMGC_TRAIN and DP_EVALUATE only; aggregates over a join are SELECT … FROM … JOIN … with DP (docs/sql.md)", strings.TrimSpace(name))
+	}
 	db, table, err := qualify(ctx, name, "table")
 	if err != nil {
 		return tableRef{}, err
@@ -124,7 +130,7 @@ func (e *Env) protectedTable(ctx *sql.Context, name string) (tableRef, error) {
 	if err != nil {
 		return ref, err
 	}
-	if !e.Catalog.IsProtected(ref.key) {
+	if !e.isProtected(ref) {
 		return ref, fmt.Errorf("table %s is not protected: DP functions run on protected tables (CALL dp_protect first)", ref.key)
 	}
 	return ref, nil
@@ -151,6 +157,22 @@ func (r tableRef) column(name string) (string, error) {
 	for _, c := range r.schema {
 		if strings.EqualFold(c.Name, name) {
 			return c.Name, nil
+		}
+	}
+	if r.sample != nil && r.sample.source != "" && !strings.Contains(name, ".") {
+		// A joined source's columns are alias.column: a bare name
+		// resolves when exactly one table has it (as in SQL).
+		var found []string
+		for _, c := range r.schema {
+			if _, bare, _ := strings.Cut(c.Name, "."); strings.EqualFold(bare, name) {
+				found = append(found, c.Name)
+			}
+		}
+		if len(found) == 1 {
+			return found[0], nil
+		}
+		if len(found) > 1 {
+			return "", fmt.Errorf("column %q is ambiguous in %s: write one of %s", name, r.key, strings.Join(found, ", "))
 		}
 	}
 	return "", fmt.Errorf("table %s has no column %q", r.key, name)

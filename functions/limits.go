@@ -187,7 +187,7 @@ func (e *Env) estimateTrain(ctx *sql.Context, args []any, kind string) (memEstim
 		return memEstimate{}, false
 	}
 	s.n = int(n)
-	t, _ := e.Catalog.Table(ref.key)
+	t := e.tableEntry(ref)
 	s.d = max(len(t.Bounds), 1)
 	for _, l := range t.Labels {
 		s.k = max(s.k, len(l))

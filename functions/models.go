@@ -175,7 +175,7 @@ func (e *Env) dpModelJSON(ctx *sql.Context, args []any) (any, error) {
 func (e *Env) dpEvaluate(ctx *sql.Context, args []any) (any, error) {
 	if len(args) > 1 {
 		if tname, err := argString(args, 1, "table"); err == nil {
-			if ref, err := e.resolveTable(ctx, tname); err == nil && !e.Catalog.IsProtected(ref.key) {
+			if ref, err := e.resolveTable(ctx, tname); err == nil && !e.isProtected(ref) {
 				return e.evaluatePublic(ctx, args)
 			}
 		}
@@ -231,7 +231,7 @@ func (e *Env) planEvaluate(ctx *sql.Context, args []any) (*releasePlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	public := !e.Catalog.IsProtected(ref.key)
+	public := !e.isProtected(ref)
 	if m, ok := e.Catalog.UnitOf(ref.key); ok && !public && ref.sample == nil {
 		return nil, errRowLevelOnUnit(ref.key, m, "DP_EVALUATE")
 	}

@@ -88,7 +88,7 @@ func (s *trainSpec) featureReads() []catalog.Read {
 // the domain), and every other column named as unused with the reason.
 func (e *Env) spec(ref tableRef, o options, classification bool) (trainSpec, error) {
 	s := trainSpec{ref: ref}
-	t, _ := e.Catalog.Table(ref.key)
+	t := e.tableEntry(ref)
 	lbl, err := labelColumn(ref, t, o, classification)
 	if err != nil {
 		return s, err
@@ -133,7 +133,7 @@ func (e *Env) spec(ref tableRef, o options, classification bool) (trainSpec, err
 		for _, in := range fs.inputs {
 			s.features, s.lo, s.hi = append(s.features, in.Column), append(s.lo, in.Lo), append(s.hi, in.Hi)
 		}
-		s.reads = e.Reads(ref.key, s.features)
+		s.reads = e.readsOf(ref, s.features)
 	}
 	if !classification {
 		s.reads = append(s.reads, t.ReadOf(s.label))
@@ -467,10 +467,13 @@ func (e *Env) saveModel(ctx *sql.Context, s trainSpec, m *mechanism.Model, param
 	if u := s.ref.sample; u != nil {
 		// Trained at person level on m rows (units.md §10); m is public.
 		params += paramString("privacy_unit", u.unit, "rows", "one per person", "m", u.m, "persons_count_epsilon", u.oneRow.Eps1)
+		if u.source != "" {
+			params += "; " + paramString("source", u.key)
+		}
 	}
 	rec := catalog.ModelRecord{
 		Name: s.model, Kind: m.Kind, Kernel: m.Kernel, Params: params,
-		Epsilon: eps, Delta: delta, RequestedEpsilon: reqEps, N: s.n, Table: s.ref.key,
+		Epsilon: eps, Delta: delta, RequestedEpsilon: reqEps, N: s.n, Table: s.ref.recordTable(),
 		Creator: UserOf(ctx), CreatedAt: time.Now().UTC(), Model: js,
 	}
 	// Saved only if the release has not been killed meanwhile (atomically).

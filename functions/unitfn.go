@@ -74,6 +74,12 @@ type UnitCompiler interface {
 	// scan; rows with no person are dropped), for the one-row-per-person
 	// reduction of the trainings (unittrain.go).
 	CompileScan(db, table string) (*UnitScan, error)
+	// CompileFrom compiles a training source written as a FROM clause
+	// (tables and inner equi-joins; unqualified tables in db) with the
+	// compiler's join rules: each joined row with its person, every column
+	// of every table named alias.column (unitjoin.go). Tables canRead
+	// refuses are reported as missing.
+	CompileFrom(db, from string, canRead func(db, table string) bool) (*UnitScan, error)
 }
 
 // UnitScan is a compiled scan with persons of one unit table.
@@ -81,9 +87,21 @@ type UnitScan struct {
 	Unit    string   // "db.unit"
 	Tables  []string // the unit's tables read (the table and its path)
 	Columns []string // every column of the table, schema order
+	// A joined source (CompileFrom) only: where each column comes from,
+	// the canonical FROM text, and its first protected table (the table
+	// its models are listed under).
+	Origins []ColumnOrigin
+	From    string
+	Anchor  string
 	// Run streams the rows (row valid during the call only) with their
 	// person; check is called at public points and aborts with its error.
 	Run func(check func() error, fn func(person string, row []any)) error
+}
+
+// ColumnOrigin is the stored column behind a column of a joined source.
+type ColumnOrigin struct {
+	DB, Table, Column string
+	Public            bool // the table is public (not protected)
 }
 
 // planUnit plans a DP function on a table of unit m through Env.Units:

@@ -51,6 +51,13 @@ type unitSample struct {
 	fixed  bool
 	unit   string
 	oneRow *bound.OneRow
+	// A joined source (unitjoin.go) only: the FROM text as the call wrote
+	// it (resolveTable serves it), the joined schema, the merged public
+	// catalog entry and the table its models are listed under.
+	source string
+	schema sql.Schema
+	entry  *catalog.Table
+	anchor string
 }
 
 // unitCall is a planning pass running under a query: resolveTable attaches
@@ -107,14 +114,33 @@ func (e *Env) capturePlan(ctx *sql.Context, s *unitSample, args []any, impl call
 }
 
 // personLevel wraps a training or DP_EVALUATE (table argument tableArg, ε
-// argument epsArg): on a protected table of a unit it runs the reduction.
+// argument epsArg): on a protected table of a unit, or on a FROM-clause
+// source joining a unit's tables with public tables (unitjoin.go), it runs
+// the reduction.
 func (e *Env) personLevel(name string, tableArg, epsArg int, impl callFn) callFn {
 	return func(ctx *sql.Context, args []any) (any, error) {
 		if len(args) > max(tableArg, epsArg) {
 			if table, err := argString(args, tableArg, "table"); err == nil {
+				if isSourceText(table) {
+					src, err := e.joinSource(ctx, name, table)
+					if err != nil {
+						return nil, err
+					}
+					return e.unitRowLevel(ctx, name, src, args, epsArg, impl)
+				}
 				if ref, err := e.resolveTable(ctx, table); err == nil && e.Catalog.IsProtected(ref.key) {
 					if m, ok := e.Catalog.UnitOf(ref.key); ok {
-						return e.unitRowLevel(ctx, name, ref, m, args, epsArg, impl)
+						if e.Units == nil {
+							return nil, errRowLevelOnUnit(ref.key, m, name)
+						}
+						scan, err := e.Units.CompileScan(ref.db, ref.table)
+						if err != nil {
+							return nil, fmt.Errorf("%s on %s (privacy unit %s): %w", name, ref.key, m.Unit, err)
+						}
+						if scan.Unit != m.Unit {
+							return nil, fmt.Errorf("%s on %s: compiled for unit %s, the table is in %s", name, ref.key, scan.Unit, m.Unit)
+						}
+						return e.unitRowLevel(ctx, name, unitSource{ref: ref, scan: scan}, args, epsArg, impl)
 					}
 				}
 			}
@@ -123,11 +149,19 @@ func (e *Env) personLevel(name string, tableArg, epsArg int, impl callFn) callFn
 	}
 }
 
+// unitSource is what the reduction reads: a unit table, or a joined
+// source (text, schema and entry set; ref's key is the canonical FROM).
+type unitSource struct {
+	ref    tableRef
+	scan   *UnitScan
+	text   string
+	schema sql.Schema
+	entry  *catalog.Table
+}
+
 // unitRowLevel is the reduction of one call (see the top of this file).
-func (e *Env) unitRowLevel(ctx *sql.Context, fn string, ref tableRef, m catalog.Member, args []any, epsArg int, impl callFn) (any, error) {
-	if e.Units == nil {
-		return nil, errRowLevelOnUnit(ref.key, m, fn)
-	}
+func (e *Env) unitRowLevel(ctx *sql.Context, fn string, src unitSource, args []any, epsArg int, impl callFn) (any, error) {
+	ref, scan := src.ref, src.scan
 	eps, err := argEpsilon(args, epsArg)
 	if err != nil {
 		return nil, err
@@ -136,18 +170,12 @@ func (e *Env) unitRowLevel(ctx *sql.Context, fn string, ref tableRef, m catalog.
 	if err != nil {
 		return nil, err
 	}
-	scan, err := e.Units.CompileScan(ref.db, ref.table)
-	if err != nil {
-		return nil, fmt.Errorf("%s on %s (privacy unit %s): %w", fn, ref.key, m.Unit, err)
-	}
-	if scan.Unit != m.Unit {
-		return nil, fmt.Errorf("%s on %s: compiled for unit %s, the table is in %s", fn, ref.key, scan.Unit, m.Unit)
-	}
 	inner := append([]any(nil), args...)
 	inner[epsArg] = or.Eps2
 	sample := func(rows [][]any, n int64) *unitSample {
 		return &unitSample{base: e.Store, db: ref.db, table: ref.table, key: ref.key, cols: scan.Columns,
-			rows: rows, m: n, unit: m.Unit, oneRow: or}
+			rows: rows, m: n, unit: scan.Unit, oneRow: or,
+			source: src.text, schema: src.schema, entry: src.entry, anchor: scan.Anchor}
 	}
 	// Pass 1: the function's public checks, on no data.
 	p0, dry, err := e.capturePlan(ctx, sample(nil, unitPlanRows), inner, impl)
@@ -168,7 +196,7 @@ func (e *Env) unitRowLevel(ctx *sql.Context, fn string, ref tableRef, m catalog.
 				formatBytes(est.bytes), est.detail, formatBytes(float64(e.MaxReleaseMemory)))
 		}
 	}
-	account := catalog.UnitPrefix + m.Unit
+	account := catalog.UnitPrefix + scan.Unit
 	events := []budget.Event{or.CountEvent(), {Kind: budget.Generic, Epsilon: or.Eps2, Delta: delta}}
 	info := map[string]any{}
 	for k, v := range p0.info {
@@ -186,10 +214,14 @@ func (e *Env) unitRowLevel(ctx *sql.Context, fn string, ref tableRef, m catalog.
 	}
 	bnd := fmt.Sprintf("one row per person, uniformly chosen (crypto RNG); the row-level mechanism runs on exactly m rows, m = max(%d, ⌊P̃ − %v⌋) from a noisy person count P̃ (Laplace scale %v, ε₁ = %v), a uniform m-subset of the persons' rows or, if m exceeds the persons, all of them and all-NULL padding rows",
 		bound.MinRows, or.Margin, or.CountScale(), or.Eps1)
-	maps := map[string]any{"unit": m.Unit, "unit_tables": scan.Tables, "per_person_bound": bnd, "rows_per_person": 1,
-		"neighbours":     "add or remove one person of unit " + m.Unit + " with all their rows",
+	maps := map[string]any{"unit": scan.Unit, "unit_tables": scan.Tables, "per_person_bound": bnd, "rows_per_person": 1,
+		"neighbours":     "add or remove one person of unit " + scan.Unit + " with all their rows",
 		"row_level_plan": "decided after the person count from m (auto's kind, iteration counts, calibration, the memory estimate); no row count is used before",
 		"epsilon_split":  map[string]float64{"persons_count": or.Eps1, "row_level": or.Eps2}}
+	if src.text != "" {
+		maps["source"] = scan.From
+		maps["join_rule"] = "the compiler's joins (docs/privacy/units.md §4): protected ⨝ public on any key, protected ⨝ protected of unit " + scan.Unit + " on the unit's keys; every joined row belongs to the one person of its unit rows, and one joined row per person is kept however many the join gives them"
+	}
 	for k, v := range maps {
 		info[k] = v
 	}
@@ -272,6 +304,9 @@ func (s *unitSample) is(db, table string) bool {
 }
 
 func (s *unitSample) TableSchema(db, table string) (sql.Schema, error) {
+	if s.schema != nil && s.is(db, table) {
+		return s.schema, nil
+	}
 	return s.base.TableSchema(db, table)
 }
 

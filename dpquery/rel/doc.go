@@ -13,6 +13,10 @@
 // backend when it can (push.go, functions.UnitPushdown); memory.go is the
 // admission estimate from row counts rounded up to powers of two;
 // explain.go describes a compiled plan for EXPLAIN (no row, no count).
+// source.go parses a training source written as a FROM clause (tables and
+// inner equi-joins, the trainings' table argument) into the same Node and
+// compiles it with the same rules: the one-row-per-person reduction of the
+// trainings (functions/unittrain.go) reads its joined rows with persons.
 //
 // Models: Qrlew's privacy_unit_tracking (privacy-unit-preserving relations,
 // paths along foreign keys) and ZetaSQL's anonymization rewriter (per-user
