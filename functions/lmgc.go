@@ -2,10 +2,12 @@ package functions
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dolthub/go-mysql-server/sql"
 
 	"github.com/dpsql/dpsql/mechanism"
+	"github.com/dpsql/dpsql/mechanism/box"
 	"github.com/dpsql/dpsql/mechanism/lmgc"
 )
 
@@ -60,11 +62,30 @@ func (e *Env) planLMGCTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	if s.model, err = e.modelName(o, "lmgc", ref); err != nil {
 		return nil, err
 	}
+	// box=private|public|auto (issue 28 item 6): method=stats is gauss's lda
+	// release, whose calibration only uses that scaled rows lie in
+	// [−1, 1]^d, so it takes DP_TRAIN's private per-feature box exactly as
+	// kind lda does (box.UsePrivate by default; lmgc.md §12). The margin
+	// release composes as a generic (ε, δ) event, which the box's joint
+	// zCDP split cannot absorb: it keeps the declared box.
+	bmode, bst := box.ModePublic, (*boxStage)(nil)
+	if cfg.Method == lmgc.MethodStats {
+		if bmode, bst, err = boxMode(o, &s, eps, cfg.Delta); err != nil {
+			return nil, err
+		}
+	} else if v, ok := o.take("box"); ok && !strings.EqualFold(strings.TrimSpace(v), box.ModePublic) && !strings.EqualFold(strings.TrimSpace(v), "auto") {
+		return nil, fmt.Errorf("box=%s applies to method=stats only (method=%s keeps the declared bounds)", v, cfg.Method)
+	}
 	if err := o.unknown(); err != nil {
 		return nil, err
 	}
 	cfg.N, cfg.Features, cfg.Lo, cfg.Hi, cfg.Label, cfg.Classes = int(s.n), s.features, s.lo, s.hi, s.label, s.classes
+	cfg.Epsilon = bst.kindEps(eps)
 	tr, err := lmgc.Plan(cfg)
+	if err != nil {
+		return nil, err
+	}
+	events, err := bst.planCharge(tr.Events(), cfg.N, cfg.Lo, cfg.Hi)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +101,7 @@ func (e *Env) planLMGCTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 	if cfg.Delta > 0 {
 		mech = "Pathak & Raj large-margin Gaussian classifier: Gaussian objective perturbation (δ > 0) released through a Gaussian output step"
 	}
-	p := &trainPlan{fn: "DP_LMGC_TRAIN", kind: mechanism.KindLMGC, spec: s, reqEps: eps, reqDelta: cfg.Delta, events: tr.Events(),
+	p := &trainPlan{fn: "DP_LMGC_TRAIN", kind: mechanism.KindLMGC, spec: s, reqEps: eps, reqDelta: cfg.Delta, events: events,
 		params: paramString("method", cfg.Method, "lambda", cfg.Lambda, "h", cfg.H, "delta", cfg.Delta, "label", s.label, "features", s.features),
 		scales: map[string]float64{"sensitivity": c.Sensitivity, "strong_convexity": c.StrongConvexity,
 			"perturbation_epsilon": c.PerturbationEpsilon, "perturbation_scale": c.PerturbationScale,
@@ -90,8 +111,9 @@ func (e *Env) planLMGCTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 		hyper:     map[string]any{"method": cfg.Method, "lambda": lambda, "h": h, "delta": cfg.Delta},
 		mechanism: mech}
 	if tr.Method() == lmgc.MethodStats {
+		p.params = paramString("method", cfg.Method, "delta", cfg.Delta, "box", bmode, "label", s.label, "features", s.features)
 		p.scales = tr.StatsScales()
-		p.hyper = map[string]any{"method": cfg.Method, "delta": cfg.Delta}
+		p.hyper = map[string]any{"method": cfg.Method, "delta": cfg.Delta, "box": bmode, "box_rule": bst.describe(bmode)}
 		p.mechanism = "Pathak & Raj Gaussian classifier (one PSD matrix per class) fitted from noisy shared-covariance sufficient statistics (Laplace for δ = 0, discrete Gaussian for δ > 0), post-processed into Φ_c"
 	}
 	p.train = func() (*mechanism.Model, error) {
@@ -99,14 +121,35 @@ func (e *Env) planLMGCTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", ref.key, err)
 		}
+		replan := len(X) != cfg.N || bst != nil
 		if len(X) != cfg.N {
 			cfg.N = len(X)
+			p.spec.n = int64(len(X))
+		}
+		if bst != nil {
+			// The released box is public: the statistics release is
+			// re-planned on it (its calibration does not use the bounds).
+			if cfg.Lo, cfg.Hi, err = bst.release(X, cfg.Lo, cfg.Hi); err != nil {
+				return nil, err
+			}
+		}
+		if replan {
 			if tr, err = lmgc.Plan(cfg); err != nil {
 				return nil, err
 			}
-			p.spec.n = int64(len(X))
 		}
-		return tr.Train(X, y)
+		m, err := tr.Train(X, y)
+		if bst != nil && m != nil {
+			// The call charges the box and the release together: record
+			// that, not the release's own share.
+			var ce, cd float64
+			for _, ev := range events {
+				ce, cd = ce+ev.Epsilon, cd+ev.Delta
+			}
+			m.Params["epsilon_charged"], m.Params["delta_charged"] = ce, cd
+		}
+		bst.params(m)
+		return m, err
 	}
 	return p, nil
 }
