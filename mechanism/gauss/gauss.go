@@ -189,6 +189,24 @@ func (t *Trainer) Clone() *Trainer {
 	return &Trainer{cfg: t.Config(), scaler: t.scaler, lay: t.lay, cal: t.cal}
 }
 
+// WithBounds returns an unused plan with the same calibration on other
+// public bounds (a released private box): the weights, the sensitivity and
+// the noise scale only use that scaled rows lie in [−1, 1]^d, so they do not
+// depend on the bounds (docs/mechanisms/box.md §3); only the Scaler changes.
+// Its errors depend on lo and hi only.
+func (t *Trainer) WithBounds(lo, hi []float64) (*Trainer, error) {
+	c := t.Config()
+	if len(lo) != len(c.Features) || len(hi) != len(c.Features) {
+		return nil, fmt.Errorf("gauss: %d features need %d lower and upper bounds, got %d and %d", len(c.Features), len(c.Features), len(lo), len(hi))
+	}
+	sc, err := mechanism.NewScaler(lo, hi, true)
+	if err != nil {
+		return nil, fmt.Errorf("gauss: %w", err)
+	}
+	c.Lo, c.Hi = append([]float64(nil), lo...), append([]float64(nil), hi...)
+	return &Trainer{cfg: c, scaler: sc, lay: t.lay, cal: t.cal}, nil
+}
+
 // Sensitivity returns the joint sensitivity of the weighted statistic
 // vector: ℓ₂ for δ > 0, ℓ₁ for δ = 0.
 func (t *Trainer) Sensitivity() float64 { return t.cal.sens }

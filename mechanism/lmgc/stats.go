@@ -33,6 +33,27 @@ func planStats(cfg Config) (*Trainer, error) {
 	return &Trainer{cfg: cfg, scaler: scaler, classes: len(gc.Classes), dim: scaler.Dim(), stats: gt}, nil
 }
 
+// WithBounds returns an unused MethodStats plan with the same calibration
+// on other public bounds (a released private box; gauss.Trainer.WithBounds).
+// MethodMargin plans are refused: their box stays the declared one.
+func (p *Trainer) WithBounds(lo, hi []float64) (*Trainer, error) {
+	if p.stats == nil {
+		return nil, errors.New("lmgc: only method=stats takes a released box")
+	}
+	gt, err := p.stats.WithBounds(lo, hi)
+	if err != nil {
+		return nil, fmt.Errorf("lmgc (method=stats): %w", err)
+	}
+	gc := gt.Config()
+	scaler, err := mechanism.NewScaler(gc.Lo, gc.Hi, true)
+	if err != nil {
+		return nil, fmt.Errorf("lmgc: %w", err)
+	}
+	cfg := p.cfg
+	cfg.Lo, cfg.Hi = gc.Lo, gc.Hi
+	return &Trainer{cfg: cfg, scaler: scaler, classes: p.classes, dim: p.dim, stats: gt}, nil
+}
+
 // Method returns the plan's method (MethodMargin or MethodStats).
 func (p *Trainer) Method() string { return p.cfg.Method }
 
