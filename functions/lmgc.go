@@ -121,20 +121,21 @@ func (e *Env) planLMGCTrain(ctx *sql.Context, a trainArgs) (*trainPlan, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", ref.key, err)
 		}
-		replan := len(X) != cfg.N || bst != nil
 		if len(X) != cfg.N {
 			cfg.N = len(X)
+			if tr, err = lmgc.Plan(cfg); err != nil {
+				return nil, err
+			}
 			p.spec.n = int64(len(X))
 		}
 		if bst != nil {
-			// The released box is public: the statistics release is
-			// re-planned on it (its calibration does not use the bounds).
-			if cfg.Lo, cfg.Hi, err = bst.release(X, cfg.Lo, cfg.Hi); err != nil {
+			// The released box is public: the statistics release moves to
+			// it with the same calibration (which does not use the bounds).
+			lo, hi, err := bst.release(X, cfg.Lo, cfg.Hi)
+			if err != nil {
 				return nil, err
 			}
-		}
-		if replan {
-			if tr, err = lmgc.Plan(cfg); err != nil {
+			if tr, err = tr.WithBounds(lo, hi); err != nil {
 				return nil, err
 			}
 		}
