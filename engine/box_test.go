@@ -31,7 +31,7 @@ func TestDPTrainPrivateBoxOverTheWire(t *testing.T) {
 		Hyper    map[string]any   `json:"hyperparameters"`
 		Params   string           `json:"params"`
 	}
-	for _, c := range [][2]string{{"logreg", "delta=1e-6"}, {"logreg", "delta=0"}, {"lda", "delta=1e-6"}, {"gnb", "delta=0"}, {"svm", "delta=1e-6"}, {"svm", "delta=0"}} {
+	for _, c := range [][2]string{{"logreg", "delta=1e-6"}, {"logreg", "delta=0"}, {"lda", "delta=1e-6"}, {"gnb", "delta=0"}, {"svm", "delta=1e-6"}, {"svm", "delta=0"}, {"lmgc", "delta=1e-6"}, {"lmgc", "delta=0"}} {
 		kind, dl := c[0], c[1]
 		before, epsBefore, deltaBefore := ledger(), spent(t, ana, "demo.iris"), deltaSpent()
 		var plan planJSON
@@ -98,7 +98,24 @@ func TestDPTrainPrivateBoxOverTheWire(t *testing.T) {
 	}
 	before, epsBefore := ledger(), spent(t, ana, "demo.iris")
 	wantErr(t, ana, "SELECT DP_TRAIN('iris', 1, 'lda', 'box=data')", "box")
+	// lmgc: the box belongs to method=stats; the margin release keeps the
+	// declared bounds and refuses box=private before charging.
+	wantErr(t, ana, "SELECT DP_LMGC_TRAIN('iris', 1, 'method=margin; box=private')", "method=stats only")
+	wantErr(t, ana, "SELECT DP_LMGC_TRAIN('iris', 1, 'box=data')", "box")
 	if ledger() != before || spent(t, ana, "demo.iris") != epsBefore {
 		t.Fatal("a refused call charged")
+	}
+	for q, want := range map[string]string{
+		"SELECT DP_LMGC_TRAIN('iris', 1, 'box=private; delta=1e-6; dry_run=1')":   "private",
+		"SELECT DP_LMGC_TRAIN('iris', 1, 'method=margin; box=auto; dry_run=1')":   "",
+		"SELECT DP_LMGC_TRAIN('iris', 1, 'method=margin; box=public; dry_run=1')": "",
+	} {
+		var plan planJSON
+		if err := json.Unmarshal([]byte(str(q)), &plan); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := plan.Hyper["box"].(string); got != want || plan.Charged {
+			t.Fatalf("%s: box %q, want %q (%+v)", q, got, want, plan)
+		}
 	}
 }
