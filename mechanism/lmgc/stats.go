@@ -24,6 +24,12 @@ func planStats(cfg Config) (*Trainer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lmgc (method=stats): %w", err)
 	}
+	return statsTrainer(cfg, gt)
+}
+
+// statsTrainer wraps a gauss plan as a MethodStats plan, taking the
+// features, classes and bounds from gauss's validated configuration.
+func statsTrainer(cfg Config, gt *gauss.Trainer) (*Trainer, error) {
 	gc := gt.Config()
 	scaler, err := mechanism.NewScaler(gc.Lo, gc.Hi, true)
 	if err != nil {
@@ -44,14 +50,7 @@ func (p *Trainer) WithBounds(lo, hi []float64) (*Trainer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lmgc (method=stats): %w", err)
 	}
-	gc := gt.Config()
-	scaler, err := mechanism.NewScaler(gc.Lo, gc.Hi, true)
-	if err != nil {
-		return nil, fmt.Errorf("lmgc: %w", err)
-	}
-	cfg := p.cfg
-	cfg.Lo, cfg.Hi = gc.Lo, gc.Hi
-	return &Trainer{cfg: cfg, scaler: scaler, classes: p.classes, dim: p.dim, stats: gt}, nil
+	return statsTrainer(p.cfg, gt)
 }
 
 // Method returns the plan's method (MethodMargin or MethodStats).
