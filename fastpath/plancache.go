@@ -207,7 +207,9 @@ type Handler struct {
 	inMulti sync.Map
 }
 
-func (h *Handler) ComStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
+// comStmtExecute runs a prepared statement whose text go-mysql-server
+// parses (ComStmtExecute, prepclause.go, rewrites the DP clause first).
+func (h *Handler) comStmtExecute(ctx context.Context, c *mysql.Conn, prepare *mysql.PrepareData, callback func(*sqltypes.Result) error) error {
 	defer h.pinIfLockingRead(c, prepare.PrepareStmt)
 	node := h.pc.plan(ctx, h.sm.Load(), c, prepare)
 	if node == nil {

@@ -272,10 +272,15 @@ func (h *conformHandler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query
 // PrepareParseText gives the protocol library (which parses a
 // COM_STMT_PREPARE itself to count its placeholders, before ComPrepare)
 // the rewritten text of a statement its parser does not know: a prepared
-// DO or DESCRIBE t 'pattern' (the vitess patch, third_party/vitess).
-func (h *conformHandler) PrepareParseText(_ *mysql.Conn, query string) string {
+// DO or DESCRIBE t 'pattern' (the vitess patch, third_party/vitess), or
+// the inner handler's text for it (fastpath: SELECT WITH
+// DIFFERENTIAL_PRIVACY).
+func (h *conformHandler) PrepareParseText(c *mysql.Conn, query string) string {
 	if rewritten, _, ok := rewriteCompat(query); ok {
 		return rewritten
+	}
+	if p, ok := h.Handler.(mysql.PrepareParser); ok {
+		return p.PrepareParseText(c, query)
 	}
 	return query
 }

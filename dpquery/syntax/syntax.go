@@ -45,6 +45,13 @@ type Rewritten struct {
 // ErrSyntax wraps every error of Rewrite.
 var ErrSyntax = errors.New("DIFFERENTIAL_PRIVACY clause")
 
+// errPlaceholder refuses a prepared statement's parameter (?) where the
+// clause needs a literal: OPTIONS and contribution bounds fix the
+// statement's ε, δ and sensitivity, which stay in its text (a prepared
+// statement's parameters are the WHERE/HAVING values; a per-execution ε is
+// SET SESSION dp_epsilon with the session path).
+var errPlaceholder = synErr("a placeholder (?) in OPTIONS(…) or contribution_bounds_per_group is not taken: write the value in the statement (or prepare the query without the clause and SET SESSION dp_epsilon = ? before executing it)")
+
 func synErr(format string, a ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrSyntax}, a...)...)
 }
@@ -252,6 +259,9 @@ func (r *Rewritten) options(toks []token, i int) (int, error) {
 			return 0, synErr("OPTIONS: expected name = value, got %q", toks[i].text)
 		}
 		name, val := strings.ToLower(toks[i].text), toks[i+2].text
+		if val == "?" {
+			return 0, errPlaceholder
+		}
 		if seen[name] {
 			return 0, synErr("option %s given twice", name)
 		}
@@ -341,6 +351,9 @@ func boundsArg(toks []token, i int) (Bounds, int, error) {
 		}
 		if i >= len(toks) {
 			return Bounds{}, 0, synErr("contribution_bounds_per_group: missing bound")
+		}
+		if toks[i].text == "?" {
+			return Bounds{}, 0, errPlaceholder
 		}
 		f, err := number(s + toks[i].text)
 		if err != nil {

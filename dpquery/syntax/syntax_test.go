@@ -107,3 +107,28 @@ func TestRewriteExplain(t *testing.T) {
 		t.Fatal("Has takes EXPLAIN with options")
 	}
 }
+
+// TestRewritePlaceholders: a prepared statement's parameters are taken in
+// the query's body (they stay in the rewritten text, for the server to
+// bind) and refused in OPTIONS and contribution bounds.
+func TestRewritePlaceholders(t *testing.T) {
+	r, err := Rewrite("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) COUNT(*), SUM(amount, contribution_bounds_per_group => (0, 10)) FROM orders WHERE amount > ? AND region = '?' HAVING COUNT(*) > ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "SELECT COUNT(*), SUM(amount) FROM orders WHERE amount > ? AND region = '?' HAVING COUNT(*) > ?"; r.SQL != want {
+		t.Fatalf("rewritten %q, want %q", r.SQL, want)
+	}
+	for _, q := range []string{
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = ?) COUNT(*) FROM t",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, delta = ?) COUNT(*) FROM t",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1, max_groups_contributed = ?) COUNT(*) FROM t",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) SUM(x, contribution_bounds_per_group => (?, 10)) FROM t",
+		"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) SUM(x, contribution_bounds_per_group => (0, ?)) FROM t",
+	} {
+		_, err := Rewrite(q)
+		if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), "placeholder") {
+			t.Errorf("%s: %v, want the placeholder refusal", q, err)
+		}
+	}
+}
