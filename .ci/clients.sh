@@ -2,8 +2,9 @@
 # Client conformance (issue 29): pymysql, mysqlclient, SQLAlchemy, PHP PDO and
 # mysqli, Perl DBI (DBD::MariaDB) and Connector/J, each against dpsql and
 # against a private MariaDB started here: connect, metadata, rollback,
-# prepared statements with numbers bound as strings, a DP call and a DP
-# aggregate (dpsql only). Every check that passes on MariaDB must pass on
+# prepared statements with numbers bound as strings, a DP call, a DP
+# aggregate and (mysqli, Perl DBI) a server-side prepared DP aggregate
+# (dpsql only). Every check that passes on MariaDB must pass on
 # dpsql, except the gaps listed in .ci/clients-known-gaps.txt (each with its
 # reason); a listed gap that now passes fails the run, so the list stays true.
 # Needs the packages of scripts/test-setup.sh.

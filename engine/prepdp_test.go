@@ -128,6 +128,13 @@ func TestPreparedDPSessionEpsilon(t *testing.T) {
 		t.Fatalf("text query after the prepared one: %v, want the cached %v", text, a)
 	}
 	c0 = wantCharged(t, root, "shop.orders", c0, 0, 0, "the equivalent text query")
+	// And so is the SQL-level PREPARE … FROM / EXECUTE … USING.
+	mustExec(t, ana, "PREPARE byname FROM 'SELECT COUNT(*) FROM orders WHERE amount > ?'")
+	mustExec(t, ana, "SET @lo = 5")
+	if named := queryRows(t, ana, "EXECUTE byname USING @lo"); fmt.Sprint(named) != fmt.Sprint(a) {
+		t.Fatalf("EXECUTE … USING: %v, want the cached %v", named, a)
+	}
+	c0 = wantCharged(t, root, "shop.orders", c0, 0, 0, "EXECUTE … USING with the same value")
 
 	// Grouped over a join, parameters in WHERE and HAVING.
 	g := prepared(t, ana, "SELECT c.region, COUNT(*) AS n FROM orders o JOIN customers c ON o.customer_id = c.id WHERE o.amount >= ? GROUP BY c.region HAVING COUNT(*) > ? ORDER BY c.region")
@@ -302,6 +309,11 @@ func TestPreparedDPRefusals(t *testing.T) {
 		if rows, err := ana.Query("EXECUTE s USING @x"); err == nil {
 			t.Fatalf("EXECUTE s: %v", rowStrings(t, rows))
 		}
+	}
+	// go-mysql-server parses the text of PREPARE … FROM itself: the clause
+	// is a syntax error there (docs/sql.md).
+	if _, err := ana.Exec("PREPARE c FROM 'SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) COUNT(*) FROM orders WHERE amount > ?'"); err == nil {
+		t.Fatal("PREPARE … FROM of a clause text accepted")
 	}
 	wantCharged(t, root, "shop.orders", c0, 0, 0, "PREPARE … FROM of a raw read")
 }

@@ -6,7 +6,10 @@
 //     and of plain text INSERTs split into template and values
 //     (textinsert.go), re-used after the guard and the binder ran again;
 //   - the connection handler in front of go-mysql-server's (Handler), which
-//     also re-executes a statement the store asks to restart (restart.go);
+//     also re-executes a statement the store asks to restart (restart.go)
+//     and rewrites SELECT WITH DIFFERENTIAL_PRIVACY for the DP planner, in
+//     text queries (restart.go) and in server-side prepared statements at
+//     PREPARE and at every EXECUTE (prepclause.go);
 //   - the multi-row INSERT rewrite into a table function (bulkinsert.go,
 //     fastfloat.go, numslab.go) and the bulk writer that sends INSERT …
 //     VALUES/SELECT and LOAD DATA to the store in batches (bulkload.go,

@@ -64,3 +64,18 @@ report('dp_aggregate', sub {
   my $rows = $db->selectall_arrayref('SELECT COUNT(*), AVG(v) FROM pts');
   expect(@$rows == 1 && $rows->[0][1] >= 0 && $rows->[0][1] <= 10, 'DP aggregate');
 });
+# Server-side prepares of DP aggregates (issue 27 item 4): the clause and
+# the session path, a new value bound per execution.
+report('dp_prepared', sub {
+  my $db = dbh('ana', $ana_pw);
+  for my $q ('SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0.25) COUNT(*), AVG(v) FROM pts WHERE v >= ?',
+             'SELECT COUNT(*), AVG(v) FROM pts WHERE v >= ?') {
+    $db->do('SET SESSION dp_epsilon = 0.25') if $q !~ /DIFFERENTIAL_PRIVACY/;
+    my $sth = $db->prepare($q);
+    for my $lo (0, 5) {
+      $sth->execute($lo);
+      my $rows = $sth->fetchall_arrayref;
+      expect(@$rows == 1 && $rows->[0][1] >= $lo - 3 && $rows->[0][1] <= 10, "v >= $lo: " . join(',', map { $_ // 'NULL' } @{ $rows->[0] || [] }));
+    }
+  }
+});

@@ -123,5 +123,27 @@ $mysqliChecks = [
         $rows = $db->query('SELECT COUNT(*), AVG(v) FROM pts')->fetch_all();
         expect(count($rows) == 1 && $rows[0][1] >= 0 && $rows[0][1] <= 10, 'DP aggregate ' . json_encode($rows));
     },
+    // Server-side prepares of DP aggregates (issue 27 item 4): the clause
+    // and the session path, a new value bound per execution; the columns
+    // PREPARE announces are the ones EXECUTE sends.
+    'dp_prepared' => function () use ($anaPw) {
+        $db = my('ana', $anaPw);
+        $fields = function ($res) { $o = []; foreach ($res->fetch_fields() as $f) $o[] = [$f->name, $f->type]; return $o; };
+        foreach (['SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0.25) COUNT(*) AS n, AVG(v) AS m FROM pts WHERE v >= ?',
+                  'SELECT COUNT(*) AS n, AVG(v) AS m FROM pts WHERE v >= ?'] as $i => $q) {
+            if ($i == 1) $db->query('SET SESSION dp_epsilon = 0.25');
+            $st = $db->prepare($q);
+            $meta = $fields($st->result_metadata());
+            foreach ([0.0, 5.0] as $lo) {
+                $st->bind_param('d', $lo);
+                $st->execute();
+                $res = $st->get_result();
+                expect($fields($res) === $meta, 'PREPARE columns ' . json_encode($meta) . ', EXECUTE columns ' . json_encode($fields($res)));
+                $rows = $res->fetch_all();
+                expect(count($rows) == 1 && $rows[0][1] >= $lo - 3 && $rows[0][1] <= 10, "v >= $lo: " . json_encode($rows));
+            }
+            $st->close();
+        }
+    },
 ];
 foreach ($mysqliChecks as $name => $fn) report('mysqli', $name, $fn);
