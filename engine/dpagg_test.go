@@ -43,6 +43,12 @@ func queryRows(t *testing.T, c querier, q string) [][]string {
 		t.Fatalf("%s: %v", q, err)
 	}
 	defer rows.Close()
+	return stringRows(t, rows)
+}
+
+// stringRows reads the remaining rows, NULL as "".
+func stringRows(t *testing.T, rows *sql.Rows) [][]string {
+	t.Helper()
 	var out [][]string
 	for _, vals := range scanAll(t, rows) {
 		row := make([]string, len(vals))

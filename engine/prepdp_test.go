@@ -53,15 +53,21 @@ func stmtRows(t *testing.T, st *sql.Stmt, args ...any) [][]string {
 		t.Fatalf("EXECUTE %v: %v", args, err)
 	}
 	defer rows.Close()
-	var out [][]string
-	for _, vals := range scanAll(t, rows) {
-		row := make([]string, len(vals))
-		for i, v := range vals {
-			row[i] = v.String
-		}
-		out = append(out, row)
+	return stringRows(t, rows)
+}
+
+// wantCachedAgain requires st executed again with args, and then the
+// equivalent text query, to return the answer a of its first execution
+// with no charge (the answer cache, keyed on the compiled query).
+func wantCachedAgain(t *testing.T, root, ana *sql.DB, table string, before charges, a [][]string, st *sql.Stmt, text string, args ...any) charges {
+	t.Helper()
+	if again := stmtRows(t, st, args...); fmt.Sprint(again) != fmt.Sprint(a) {
+		t.Fatalf("same parameters: %v, then %v (not from the answer cache)", a, again)
 	}
-	return out
+	if got := queryRows(t, ana, text); fmt.Sprint(got) != fmt.Sprint(a) {
+		t.Fatalf("text query %s after the prepared one: %v, want the cached %v", text, got, a)
+	}
+	return wantCharged(t, root, table, before, 0, 0, "the same execution again and the equivalent text query")
 }
 
 // stmtErr executes st with args and returns its error (nil if it ran).
@@ -118,16 +124,9 @@ func TestPreparedDPSessionEpsilon(t *testing.T) {
 		t.Fatalf("COUNT(*) WHERE amount > 50 = %v, want 0 ± noise", n)
 	}
 	c0 = wantCharged(t, root, "shop.orders", c0, 1, 1, "EXECUTE with another value")
-	// The same value again: the stored answer, free, as for a text query.
-	if again := stmtRows(t, st, 5); fmt.Sprint(again) != fmt.Sprint(a) {
-		t.Fatalf("same parameters: %v, then %v (not from the answer cache)", a, again)
-	}
-	c0 = wantCharged(t, root, "shop.orders", c0, 0, 0, "EXECUTE with the same value")
-	// The text query with the same literal is the same compiled plan.
-	if text := queryRows(t, ana, "SELECT COUNT(*) FROM orders WHERE amount > 5"); fmt.Sprint(text) != fmt.Sprint(a) {
-		t.Fatalf("text query after the prepared one: %v, want the cached %v", text, a)
-	}
-	c0 = wantCharged(t, root, "shop.orders", c0, 0, 0, "the equivalent text query")
+	// The same value again, and the text query with that literal: the
+	// stored answer, free.
+	c0 = wantCachedAgain(t, root, ana, "shop.orders", c0, a, st, "SELECT COUNT(*) FROM orders WHERE amount > 5", 5)
 	// And so is the SQL-level PREPARE … FROM / EXECUTE … USING.
 	mustExec(t, ana, "PREPARE byname FROM 'SELECT COUNT(*) FROM orders WHERE amount > ?'")
 	mustExec(t, ana, "SET @lo = 5")
@@ -168,7 +167,8 @@ func TestPreparedDPClause(t *testing.T) {
 	mustExec(t, ana, "SET SESSION dp_epsilon = 3")
 
 	c0 := chargesOf(t, root, "shop.orders")
-	st := prepared(t, ana, "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0.5, max_groups_contributed = 1, privacy_unit_column = customer_id) c.region, COUNT(*) AS n, SUM(o.amount, contribution_bounds_per_group => (0, 10)) AS s FROM orders o JOIN customers c ON o.customer_id = c.id WHERE o.amount > ? GROUP BY c.region ORDER BY c.region")
+	const clause = "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0.5, max_groups_contributed = 1, privacy_unit_column = customer_id) c.region, COUNT(*) AS n, SUM(o.amount, contribution_bounds_per_group => (0, 10)) AS s FROM orders o JOIN customers c ON o.customer_id = c.id WHERE o.amount > ? GROUP BY c.region ORDER BY c.region"
+	st := prepared(t, ana, clause)
 	c0 = wantCharged(t, root, "shop.orders", c0, 0, 0, "PREPARE of the clause")
 	check := func(rows [][]string, north, south float64) {
 		t.Helper()
@@ -185,15 +185,7 @@ func TestPreparedDPClause(t *testing.T) {
 	c0 = wantCharged(t, root, "shop.orders", c0, 1, 0.5, "first EXECUTE of the clause (its ε, not the session's)")
 	check(stmtRows(t, st, 50), 0, 0)
 	c0 = wantCharged(t, root, "shop.orders", c0, 1, 0.5, "second EXECUTE, another value: the clause applies again")
-	if again := stmtRows(t, st, 5); fmt.Sprint(again) != fmt.Sprint(a) {
-		t.Fatalf("same parameters: %v, then %v (not from the answer cache)", a, again)
-	}
-	c0 = wantCharged(t, root, "shop.orders", c0, 0, 0, "EXECUTE with the same value")
-	// The text query with the same literal hits the same cached answer.
-	if text := queryRows(t, ana, "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0.5, max_groups_contributed = 1, privacy_unit_column = customer_id) c.region, COUNT(*) AS n, SUM(o.amount, contribution_bounds_per_group => (0, 10)) AS s FROM orders o JOIN customers c ON o.customer_id = c.id WHERE o.amount > 5 GROUP BY c.region ORDER BY c.region"); fmt.Sprint(text) != fmt.Sprint(a) {
-		t.Fatalf("text clause query: %v, want the cached %v", text, a)
-	}
-	c0 = wantCharged(t, root, "shop.orders", c0, 0, 0, "the equivalent text query")
+	c0 = wantCachedAgain(t, root, ana, "shop.orders", c0, a, st, strings.Replace(clause, "?", "5", 1), 5)
 	// The session path between two executions does not inherit the clause.
 	if n := queryFloat(t, ana, "SELECT COUNT(*) FROM orders WHERE amount > ?", 9); math.Abs(n-201) > 30 {
 		t.Fatalf("session-ε count %v", n)
