@@ -12,7 +12,9 @@
 // parameters of prepared statements, alias case, Ssl_cipher/Ssl_version,
 // SHOW CREATE TABLE collations MariaDB can load), and COM_STATISTICS
 // (comstats.go) and prepared DO / DESCRIBE t 'pattern' through the hooks
-// of the patched protocol library (third_party/vitess/PATCHES.md).
+// of the patched protocol library (third_party/vitess/PATCHES.md), whose
+// prepare hook also asks the inner handler (fastpath: a prepared SELECT
+// WITH DIFFERENTIAL_PRIVACY).
 //
 // Imports: fastpath and store (sessions). It may not import engine (which
 // wires it: engine.NewServer) nor any DP package: it never sees a release.
