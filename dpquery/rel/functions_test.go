@@ -51,13 +51,13 @@ func meanReq(table, column string, eps float64) functions.UnitRequest {
 func addVictim(m *mem, id int64, amounts []float64) {
 	m.rows["s.customers"] = append(m.rows["s.customers"], []any{id, "north"})
 	for i, a := range amounts {
-		nextOrder++
+		o := nextOrder.Add(1)
 		var v any = a
 		if math.IsNaN(a) {
 			v = nil
 		}
-		m.rows["s.orders"] = append(m.rows["s.orders"], []any{nextOrder, id, v, int64(i % 3)})
-		m.rows["s.items"] = append(m.rows["s.items"], []any{nextOrder, nextOrder, int64(10)})
+		m.rows["s.orders"] = append(m.rows["s.orders"], []any{o, id, v, int64(i % 3)})
+		m.rows["s.items"] = append(m.rows["s.items"], []any{o, o, int64(10)})
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dolthub/go-mysql-server/sql/expression"
@@ -118,16 +119,17 @@ func shop(t testing.TB, nCust, ordersPer int) *mem {
 	return m
 }
 
-var nextOrder int64 = 1 << 40
+// nextOrder numbers orders across tests, some of them parallel.
+var nextOrder = func() *atomic.Int64 { var n atomic.Int64; n.Store(1 << 40); return &n }()
 
 // addCustomer adds a customer with n orders (product n%3) of amount v and
 // one item each.
 func addCustomer(m *mem, id int64, region string, n int, v float64) {
 	m.rows["s.customers"] = append(m.rows["s.customers"], []any{id, region})
 	for i := 0; i < n; i++ {
-		nextOrder++
-		m.rows["s.orders"] = append(m.rows["s.orders"], []any{nextOrder, id, v, int64(i % 3)})
-		m.rows["s.items"] = append(m.rows["s.items"], []any{nextOrder, nextOrder, int64(2)})
+		o := nextOrder.Add(1)
+		m.rows["s.orders"] = append(m.rows["s.orders"], []any{o, id, v, int64(i % 3)})
+		m.rows["s.items"] = append(m.rows["s.items"], []any{o, o, int64(2)})
 	}
 }
 
