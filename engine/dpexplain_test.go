@@ -227,6 +227,25 @@ func TestDPExplainUnits(t *testing.T) {
 	}
 	// EXPLAIN ANALYZE would run the release: refused, not charged.
 	wantErr(t, ana, "EXPLAIN ANALYZE "+session, "EXPLAIN ANALYZE would run the DP release")
+	wantErr(t, ana, "EXPLAIN ANALYZE SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) COUNT(*) FROM orders", "EXPLAIN ANALYZE would run the DP release")
+	// The same as server-side prepared statements (COM_STMT_PREPARE, then
+	// EXECUTE): refused at the execution, before the release charges.
+	for _, q := range []string{
+		"EXPLAIN ANALYZE SELECT COUNT(*) FROM orders WHERE amount > 5",
+		"EXPLAIN ANALYZE SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 1) COUNT(*) FROM orders WHERE amount > 5",
+	} {
+		st, err := ana.Prepare(q)
+		if err == nil {
+			var rows *sql.Rows
+			if rows, err = st.Query(); err == nil {
+				rows.Close()
+			}
+			st.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), "EXPLAIN ANALYZE would run the DP release") {
+			t.Fatalf("prepared %s: %v, want the EXPLAIN ANALYZE refusal", q, err)
+		}
+	}
 	if ledgerTotal(t, root) != before {
 		t.Fatalf("refusals charged: %d ledger rows, %d before", ledgerTotal(t, root), before)
 	}

@@ -36,6 +36,13 @@ func Install(a *analyzer.Analyzer) {
 type builder struct{ inner sql.NodeExecBuilder }
 
 func (b builder) Build(ctx *sql.Context, n sql.Node, r sql.Row) (sql.RowIter, error) {
+	// EXPLAIN ANALYZE runs its statement: of a DP release it would charge
+	// without showing the answer. The text path refuses it before
+	// analysis (fastpath); this catches every other way in (a server-side
+	// prepared statement), before the release is built.
+	if analyzesRelease(n) {
+		return nil, ErrAnalyze
+	}
 	if d, ok := n.(*plan.DescribeQuery); ok && !d.Format.Plan && !d.Format.Analyze {
 		rows, err := tableRows(ctx, d.Child)
 		if err != nil {
@@ -211,4 +218,20 @@ func row(table, typ, possible, key, ref string, rows any, extra string) sql.Row 
 		filtered = nil
 	}
 	return sql.Row{uint64(1), "SIMPLE", null(table), nil, null(typ), null(possible), null(key), nil, null(ref), rows, filtered, null(extra)}
+}
+
+// analyzesRelease reports whether n is (or wraps) an EXPLAIN ANALYZE of a
+// DP release.
+func analyzesRelease(n sql.Node) bool {
+	found := false
+	transform.Inspect(n, func(c sql.Node) bool {
+		if d, ok := c.(*plan.DescribeQuery); ok {
+			if d.Format.Analyze {
+				_, found = Find(d.Child)
+			}
+			return false
+		}
+		return !found
+	})
+	return found
 }

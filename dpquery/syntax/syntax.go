@@ -162,6 +162,9 @@ func explainPrefix(toks []token) int {
 	if len(toks) > 0 && toks[0].word {
 		switch strings.ToLower(toks[0].text) {
 		case "explain", "describe", "desc":
+			if len(toks) > 1 && toks[1].word && strings.EqualFold(toks[1].text, "analyze") {
+				return 2 // refused by Rewrite, with the reason
+			}
 			return 1
 		}
 	}
@@ -181,6 +184,9 @@ func Rewrite(q string) (*Rewritten, error) {
 	r := &Rewritten{}
 	start := toks[0].start
 	pre := explainPrefix(toks)
+	if pre == 2 {
+		return nil, synErr("EXPLAIN ANALYZE would run the DP release and spend its budget without showing its answer: EXPLAIN <query> shows the DP plan (charge, noise scales, bounds) without charging, and the query itself gives the answer")
+	}
 	r.Explain = pre > 0
 	toks = toks[pre:]
 	i := 3
