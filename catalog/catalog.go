@@ -50,6 +50,10 @@ type Table struct {
 	Transforms map[string]string `json:"transforms,omitempty"`
 	// Unit is the table's privacy unit (units.go); nil: row-level.
 	Unit *Member `json:"unit,omitempty"`
+	// MaxRows is the owner's public upper bound on the table's row count
+	// (CALL dp_max_rows); 0: none declared. Memory estimates of
+	// person-level releases use it instead of the stored count.
+	MaxRows int64 `json:"max_rows,omitempty"`
 }
 
 // Read describes how DP reads see one column: the raw value v becomes
@@ -182,6 +186,7 @@ func (c *Catalog) update(key string, fn func(t *Table) error) error {
 	if old != nil {
 		t.Protected = old.Protected
 		t.Unit = old.Unit
+		t.MaxRows = old.MaxRows
 		for k, v := range old.Bounds {
 			t.Bounds[k] = v
 		}
@@ -269,6 +274,12 @@ func (c *Catalog) SetTransform(key, column, name string) error {
 		t.Transforms[col] = name
 		return nil
 	})
+}
+
+// SetMaxRows declares the public maximum row count of a table (0
+// removes it).
+func (c *Catalog) SetMaxRows(key string, n int64) error {
+	return c.update(key, func(t *Table) error { t.MaxRows = n; return nil })
 }
 
 // ReadOf returns how DP reads see column of table key.

@@ -73,4 +73,28 @@ func TestUnitMemoryAdmission(t *testing.T) {
 	if s := spent(t, root, "shop.customers"); s != before+1.5 {
 		t.Fatalf("spent %v after three releases of 0.5, want %v", s, before+1.5)
 	}
+
+	// An owner's declared maximum row count replaces the stored count in
+	// the estimate: orders (stored ≤ 1,024) declared up to 10⁵ rows is
+	// refused like the large tables; removing it admits it again.
+	wantErr(t, ana, "CALL dp_max_rows('orders', 100000)", "only data owners")
+	wantErr(t, root, "CALL dp_max_rows('events5', 10)", "already has 5000 rows")
+	wantErr(t, root, "CALL dp_max_rows('events5', 1.5)", "whole number")
+	mustExec(t, root, "CALL dp_max_rows('orders', 100000)")
+	mid := spent(t, root, "shop.customers")
+	// (A new query: the one answered above would be re-read from the
+	// answer cache.)
+	err := wantErr(t, ana, "SELECT COUNT(*) FROM orders WHERE amount > 1", "--max-release-memory", "nothing was charged")
+	if want := refused["SELECT COUNT(*) FROM T"]; strings.ReplaceAll(err.Error(), "orders", "T") != want {
+		t.Fatalf("declared maximum: %v, want the refusal %q", err, want)
+	}
+	wantErr(t, ana, "SELECT DP_MEAN('orders', 'amount', 0.5)", "--max-release-memory")
+	if s := spent(t, root, "shop.customers"); s != mid {
+		t.Fatalf("refused releases were charged: %v → %v", mid, s)
+	}
+	mustExec(t, root, "CALL dp_max_rows('orders', 0)")
+	queryFloat(t, ana, "SELECT COUNT(*) FROM orders WHERE amount > 1")
+	if s := spent(t, root, "shop.customers"); s != mid+0.5 {
+		t.Fatalf("spent %v after the declaration was removed, want %v", s, mid+0.5)
+	}
 }

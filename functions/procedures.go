@@ -38,6 +38,7 @@ func (e *Env) Procedures() []sql.ExternalStoredProcedureDetails {
 		{Name: "dp_quota", Schema: okSchema, Function: e.quota},
 		{Name: "dp_quota_remove", Schema: okSchema, Function: e.quotaRemove},
 		{Name: "dp_privacy_unit", Schema: okSchema, Function: e.privacyUnit},
+		{Name: "dp_max_rows", Schema: okSchema, Function: e.maxRows},
 	}...)
 }
 
@@ -401,4 +402,39 @@ func (e *Env) dropModel(ctx *sql.Context, name string) (sql.RowIter, error) {
 // declared: integers without a decimal point, floats in shortest form.
 func LabelString(v any) string {
 	return mechanism.LevelString(v) // one rule for labels and categorical levels
+}
+
+// maxRows implements CALL dp_max_rows('<table>', n): the owner's public
+// upper bound on the table's row count (0 removes it). Memory estimates of
+// person-level releases use it instead of the stored count, which is not
+// public on a unit's tables (docs/privacy/units.md §6). The bound is
+// checked against the stored count now (the caller is an owner) but not
+// enforced on later writes: past it, estimates are low, not refusals.
+func (e *Env) maxRows(ctx *sql.Context, name string, n float64) (sql.RowIter, error) {
+	if err := e.requireOwner(ctx, "dp_max_rows"); err != nil {
+		return nil, err
+	}
+	ref, err := e.resolveTable(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("dp_max_rows: %w", err)
+	}
+	if math.IsNaN(n) || n < 0 || n != math.Trunc(n) || n > 1<<53 {
+		return nil, fmt.Errorf("dp_max_rows: the maximum row count must be a whole number in [0, 2^53] (0 removes it), got %v", n)
+	}
+	if n > 0 {
+		have, err := e.Store.RowCount(ref.db, ref.table)
+		if err != nil {
+			return nil, fmt.Errorf("dp_max_rows: %w", err)
+		}
+		if have > int64(n) {
+			return nil, fmt.Errorf("dp_max_rows: %s already has %d rows, more than %v", ref.key, have, n)
+		}
+	}
+	if err := e.Catalog.SetMaxRows(ref.key, int64(n)); err != nil {
+		return nil, fmt.Errorf("dp_max_rows: %w", err)
+	}
+	if n == 0 {
+		return done("%s: no maximum row count (memory estimates use its stored count rounded up to a power of two)", ref.key)
+	}
+	return done("%s: at most %v rows (public; memory estimates of person-level releases use it)", ref.key, n)
 }

@@ -8,12 +8,13 @@ import (
 
 // Memory admission of person-level releases (docs/privacy/units.md §6):
 // the run's memory is estimated before anything is charged from public
-// quantities (the plan: columns read, joins, measures) and the stored row
-// counts of the tables read, each rounded up to a power of two. The
-// engine refuses the release when the estimate exceeds
-// --max-release-memory; the refusal names neither a count nor the
-// estimate, and because of the rounding it depends on each table's count
-// only through ⌈log₂ rows⌉.
+// quantities (the plan: columns read, joins, measures) and, per table
+// read, the owner's declared maximum row count (CALL dp_max_rows: public,
+// nothing about the rows enters) or else the stored row count rounded up
+// to a power of two. The engine refuses the release when the estimate
+// exceeds --max-release-memory; the refusal names neither a count nor the
+// estimate, and because of the rounding it depends on an undeclared
+// table's count only through ⌈log₂ rows⌉.
 
 // RowCounter gives stored row counts (functions.Rows has it).
 type RowCounter interface {
@@ -54,6 +55,11 @@ func (p *Plan) Memory(rc RowCounter) (float64, error) {
 	rows := func(db, table, key string) (float64, error) {
 		if v, ok := padded[key]; ok {
 			return v, nil
+		}
+		if n := p.maxRows[key]; n > 0 {
+			// The owner's public bound: no stored count is read.
+			padded[key] = float64(n)
+			return padded[key], nil
 		}
 		n, err := rc.RowCount(db, table)
 		if err != nil {

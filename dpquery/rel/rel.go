@@ -169,6 +169,9 @@ type Plan struct {
 	// primary key each is looked up by.
 	parents   map[string]*memberRef
 	parentKey map[string]string
+	// maxRows holds the owners' declared maximum row counts of the tables
+	// read (scans and parents), by key; absent: none declared.
+	maxRows map[string]int64
 }
 
 // Key is the canonical text of the compiled plan (the answer cache's key
@@ -280,6 +283,7 @@ func (p *Plan) addScan(s Scan, m Meta, aliases map[string]int) (node, error) {
 		return node{}, refuse("table %s does not exist", key)
 	}
 	e, _ := m.Table(key)
+	p.noteMaxRows(key, e)
 	si := &scanInfo{Scan: s, key: key, cols: cols, entry: e, member: e.Unit, public: !e.Protected && e.Unit == nil,
 		need: map[string]bool{}, readOf: map[string]catalog.Read{}, aliasLC: al}
 	si.Scan.Alias = alias
@@ -344,6 +348,7 @@ func (p *Plan) compilePaths(m Meta, seen map[string]bool) error {
 					return refuse("table %s on the unit path of %s does not exist", parent, s.key)
 				}
 				p.parents[parent] = &memberRef{db: db, table: table, m: *e.Unit, cols: cols}
+				p.noteMaxRows(parent, e)
 			}
 			if !seen[parent] {
 				seen[parent] = true
@@ -756,4 +761,15 @@ func (p *Plan) DescribeRelease(r *bound.Result) string {
 		}
 	}
 	return p.Describe() + "; chosen privately: " + strings.Join(parts, ", ")
+}
+
+// noteMaxRows records table key's declared maximum row count, if any.
+func (p *Plan) noteMaxRows(key string, e catalog.Table) {
+	if e.MaxRows <= 0 {
+		return
+	}
+	if p.maxRows == nil {
+		p.maxRows = map[string]int64{}
+	}
+	p.maxRows[key] = e.MaxRows
 }
