@@ -314,3 +314,69 @@ func TestPreparedDPRefusals(t *testing.T) {
 	}
 	wantCharged(t, root, "shop.orders", c0, 0, 0, "PREPARE … FROM of a raw read")
 }
+
+// SQL-level prepared statements (PREPARE … FROM '…' / EXECUTE … USING):
+// the clause in the literal is taken at every EXECUTE of that name, and a
+// later PREPARE of the same name without it, DEALLOCATE or another
+// connection never inherits it.
+func TestSQLPreparedDPClause(t *testing.T) {
+	root, anaDB := prepShop(t)
+	ctx := t.Context()
+	ana, err := anaDB.Conn(ctx) // SQL-level statements live on one connection
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ana.Close()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := ana.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	rows := func(q string) [][]string {
+		t.Helper()
+		r, err := ana.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		defer r.Close()
+		return stringRows(t, r)
+	}
+	exec("SET SESSION dp_epsilon = 3")
+	c0 := chargesOf(t, root, "shop.orders")
+	// The literal holds doubled quotes: read as MySQL reads them.
+	exec("PREPARE s FROM 'SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0.5, max_groups_contributed = 1, privacy_unit_column = customer_id) COUNT(*) FROM orders o JOIN customers c ON o.customer_id = c.id WHERE o.amount > ? AND c.region = ''north'''")
+	c0 = wantCharged(t, root, "shop.orders", c0, 0, 0, "PREPARE … FROM with the clause")
+	exec("SET @v = 5")
+	// ε = 0.5 on one COUNT: Laplace scale 2; 101 north persons above 5.
+	if n := atof(t, rows("EXECUTE s USING @v")[0][0]); math.Abs(n-101) > 40 {
+		t.Fatalf("EXECUTE s USING 5: %v, want about 101", n)
+	}
+	c0 = wantCharged(t, root, "shop.orders", c0, 1, 0.5, "EXECUTE of the clause (its ε, not the session's)")
+	exec("SET @v = 50")
+	if n := atof(t, rows("EXECUTE s USING @v")[0][0]); math.Abs(n) > 40 {
+		t.Fatalf("EXECUTE s USING 50: %v, want about 0", n)
+	}
+	c0 = wantCharged(t, root, "shop.orders", c0, 1, 0.5, "second EXECUTE, another value")
+	// The same name prepared again without the clause: the session's ε.
+	exec("PREPARE s FROM 'SELECT COUNT(*) FROM orders WHERE amount > ?'")
+	exec("SET @v = 9")
+	if n := atof(t, rows("EXECUTE s USING @v")[0][0]); math.Abs(n-201) > 30 {
+		t.Fatalf("session-ε EXECUTE: %v", n)
+	}
+	c0 = wantCharged(t, root, "shop.orders", c0, 1, 3, "the re-prepared name without the clause")
+	// DEALLOCATE forgets the clause; a new PREPARE of the name without it
+	// is again the session path.
+	exec("PREPARE t FROM 'SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0.25) COUNT(*) FROM orders WHERE amount > ?'")
+	exec("DEALLOCATE PREPARE t")
+	if _, err := ana.QueryContext(ctx, "EXECUTE t USING @v"); err == nil {
+		t.Fatal("EXECUTE of a deallocated statement answered")
+	}
+	c0 = wantCharged(t, root, "shop.orders", c0, 0, 0, "PREPARE and DEALLOCATE")
+	// A placeholder in OPTIONS is refused at PREPARE with the clause's
+	// reason, before anything runs.
+	if _, err := ana.ExecContext(ctx, "PREPARE u FROM 'SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = ?) COUNT(*) FROM orders'"); err == nil || !strings.Contains(err.Error(), "placeholder") {
+		t.Fatalf("PREPARE with ? in OPTIONS: %v", err)
+	}
+	wantCharged(t, root, "shop.orders", c0, 0, 0, "refused PREPARE")
+}

@@ -9,7 +9,8 @@
 //     also re-executes a statement the store asks to restart (restart.go)
 //     and rewrites SELECT WITH DIFFERENTIAL_PRIVACY for the DP planner, in
 //     text queries (restart.go) and in server-side prepared statements at
-//     PREPARE and at every EXECUTE (prepclause.go);
+//     PREPARE and at every EXECUTE (prepclause.go), and in SQL-level
+//     PREPARE … FROM '…' / EXECUTE (sqlprepare.go);
 //   - the multi-row INSERT rewrite into a table function (bulkinsert.go,
 //     fastfloat.go, numslab.go) and the bulk writer that sends INSERT …
 //     VALUES/SELECT and LOAD DATA to the store in batches (bulkload.go,

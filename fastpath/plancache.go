@@ -205,6 +205,8 @@ type Handler struct {
 	// Connections amid a multi-statement text (restart.go): its later
 	// statements arrive one by one and keep the ordinary path.
 	inMulti sync.Map
+	// The clauses of SQL-level prepared statements (sqlprepare.go).
+	prepared sqlPrepared
 }
 
 // comStmtExecute runs a prepared statement whose text go-mysql-server
@@ -351,6 +353,7 @@ func (h *Handler) ConnectionClosed(c *mysql.Conn) {
 	h.pc.dropConn(c.ConnectionID)
 	h.sessions.m.Delete(c.ConnectionID)
 	h.inMulti.Delete(c.ConnectionID)
+	h.prepared.drop(c.ConnectionID)
 	h.Handler.ConnectionClosed(c)
 }
 

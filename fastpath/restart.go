@@ -85,7 +85,10 @@ func dpClause(c *mysql.Conn, query string) (rewritten string, done func(), err e
 }
 
 func (h *Handler) ComQuery(ctx context.Context, c *mysql.Conn, query string, callback mysql.ResultSpoolFn) error {
-	query, done, err := dpClause(c, query)
+	query, done, ok, err := h.sqlPrepare(c, query)
+	if !ok {
+		query, done, err = dpClause(c, query)
+	}
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,148 @@
+package syntax
+
+import "strings"
+
+// SQL-level prepared statements (PREPARE name FROM '…', EXECUTE name
+// [USING …], DEALLOCATE | DROP PREPARE name): the clause sits inside a
+// string literal that go-mysql-server parses itself, so the wire handler
+// rewrites the literal at PREPARE and stashes the clause again at every
+// EXECUTE of that name (fastpath). Only the literal form is taken:
+// PREPARE name FROM @variable keeps go-mysql-server's path.
+
+// FirstWord is the statement's first keyword in lower case (after
+// whitespace and comments; at most 16 bytes): a cheap filter run on every
+// statement before the functions below.
+func FirstWord(q string) string {
+	i := 0
+	for i < len(q) {
+		switch c := q[i]; {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(':
+			i++
+		case c == '/' && strings.HasPrefix(q[i:], "/*"):
+			j := strings.Index(q[i+2:], "*/")
+			if j < 0 {
+				return ""
+			}
+			i += j + 4
+		case c == '#' || c == '-' && strings.HasPrefix(q[i:], "--"):
+			j := strings.IndexByte(q[i:], '\n')
+			if j < 0 {
+				return ""
+			}
+			i += j + 1
+		default:
+			j := i
+			for j < len(q) && j-i < 16 && isWord(q[j]) {
+				j++
+			}
+			return strings.ToLower(q[i:j])
+		}
+	}
+	return ""
+}
+
+// SQLPrepare recognises PREPARE name FROM '<text>' as one statement: the
+// statement name (lower case, as MySQL compares them) and the unquoted
+// text.
+func SQLPrepare(q string) (name, text string, ok bool) {
+	toks, err := lex(strings.TrimRight(q, "; \t\r\n"))
+	if err != nil || len(toks) != 4 || !toks[0].word || !strings.EqualFold(toks[0].text, "prepare") ||
+		!strings.EqualFold(toks[2].text, "from") {
+		return "", "", false
+	}
+	name, ok = stmtName(toks[1])
+	if !ok {
+		return "", "", false
+	}
+	text, ok = unquote(toks[3].text)
+	return name, text, ok
+}
+
+// SQLPrepareText is PREPARE name FROM '<text>' with text quoted.
+func SQLPrepareText(name, text string) string {
+	return "PREPARE `" + strings.ReplaceAll(name, "`", "``") + "` FROM '" +
+		strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(text) + "'"
+}
+
+// SQLPrepareName recognises PREPARE name FROM … in any form (a literal or
+// a variable): the statement name.
+func SQLPrepareName(q string) (string, bool) {
+	toks, err := lex(q)
+	if err != nil || len(toks) < 3 || !toks[0].word || !strings.EqualFold(toks[0].text, "prepare") ||
+		!strings.EqualFold(toks[2].text, "from") {
+		return "", false
+	}
+	return stmtName(toks[1])
+}
+
+// SQLExecute recognises EXECUTE name [USING …]: the statement name.
+func SQLExecute(q string) (string, bool) {
+	toks, err := lex(q)
+	if err != nil || len(toks) < 2 || !toks[0].word || !strings.EqualFold(toks[0].text, "execute") {
+		return "", false
+	}
+	return stmtName(toks[1])
+}
+
+// SQLDeallocate recognises DEALLOCATE PREPARE name and DROP PREPARE name.
+func SQLDeallocate(q string) (string, bool) {
+	toks, err := lex(q)
+	if err != nil || len(toks) < 3 || !toks[0].word || !toks[1].word || !strings.EqualFold(toks[1].text, "prepare") ||
+		!strings.EqualFold(toks[0].text, "deallocate") && !strings.EqualFold(toks[0].text, "drop") {
+		return "", false
+	}
+	return stmtName(toks[2])
+}
+
+// stmtName is a statement name token, plain or back-quoted, lower case.
+func stmtName(t token) (string, bool) {
+	if t.word {
+		return strings.ToLower(t.text), true
+	}
+	if len(t.text) >= 2 && t.text[0] == '`' && t.text[len(t.text)-1] == '`' {
+		return strings.ToLower(strings.ReplaceAll(t.text[1:len(t.text)-1], "``", "`")), true
+	}
+	return "", false
+}
+
+// unquote is the value of a '…' or "…" literal token (backslash escapes
+// and doubled quotes, as MySQL reads them).
+func unquote(s string) (string, bool) {
+	if len(s) < 2 || (s[0] != '\'' && s[0] != '"') || s[len(s)-1] != s[0] {
+		return "", false
+	}
+	q, body := s[0], s[1:len(s)-1]
+	var b strings.Builder
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == '\\' && i+1 < len(body):
+			i++
+			switch body[i] {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case 'r':
+				b.WriteByte('\r')
+			case '0':
+				b.WriteByte(0)
+			case 'Z':
+				b.WriteByte(26)
+			case 'b':
+				b.WriteByte('\b')
+			case '%', '_':
+				b.WriteByte('\\') // MySQL keeps the backslash of \% and \_
+				b.WriteByte(body[i])
+			default:
+				b.WriteByte(body[i]) // \\, \', \" and any other character
+			}
+		case c == q && i+1 < len(body) && body[i+1] == q:
+			b.WriteByte(q)
+			i++
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), true
+}
