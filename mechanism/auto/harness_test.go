@@ -117,6 +117,27 @@ func (c candidate) train(tr *dataset, eps, delta float64) (*mechanism.Model, err
 		if c.opt["plain"] == 1 { // the plain averaged-GD rule (before issue 28 item 5)
 			cfg.StepRule = logreg.StepPlain
 		}
+		if c.opt["nest"] == 1 { // the accelerated rule without preconditioning (before h/bohning)
+			cfg.StepRule = logreg.StepNesterov
+		}
+		if c.opt["old"] == 1 && delta > 0 { // the default before h/bohning: ⌈2√T₀⌉ Nesterov steps of 200 where the cap binds
+			pc := cfg
+			pc.StepRule = logreg.StepPlain
+			t0, err := logreg.Plan(pc)
+			if err != nil {
+				return nil, err
+			}
+			steps := float64(t0.Config().Steps)
+			tau := uncappedHorizon(len(tr.x), len(tr.features)+1, kp, t0.Params()["row_bound"], eps, delta, logreg.HorizonScale, t0)
+			cfg.StepRule = logreg.StepPlain
+			if steps > logreg.DefaultSteps && tau > logreg.MaxStepSize*steps {
+				cfg.StepRule, cfg.Steps = logreg.StepNesterov, int(math.Ceil(logreg.NesterovFactor*math.Sqrt(steps)))
+				cfg.Horizon = logreg.MaxStepSize * float64(cfg.Steps)
+			}
+		}
+		if c.opt["pc"] == 1 { // the preconditioned rule (h/bohning), also with T= given
+			cfg.StepRule = logreg.StepPreconditioned
+		}
 		if v, ok := c.opt["c"]; ok { // clip as a fraction of L
 			cfg.Clip = v * lip
 		}

@@ -183,9 +183,10 @@ func TestAuditLaplaceL2ScaleCaught(t *testing.T) {
 // gradients, Σ_t log p₁(Ĝ_t | θ_t)/p₀(Ĝ_t | θ_t), where θ_t — a function of
 // the earlier releases — is the same under both tables. Plain and
 // Nesterov (the gradient at the look-ahead point, also a function of the
-// earlier releases only).
+// earlier releases only), and preconditioned (the XᵀX release first, its
+// log-likelihood ratio added: one composed event).
 func TestAuditTrainTranscript(t *testing.T) {
-	for _, rule := range []string{StepPlain, StepNesterov} {
+	for _, rule := range []string{StepPlain, StepNesterov, StepPreconditioned} {
 		tr := transcriptTrainer(t, rule)
 		audit.RequirePass(t, transcriptSampler(t, tr), auditEps, audit.Config{N: 10000, Delta: auditDelta})
 	}
@@ -197,6 +198,15 @@ func TestAuditTrainTranscript(t *testing.T) {
 func TestAuditNesterovTranscriptQuarterSigmaCaught(t *testing.T) {
 	tr := transcriptTrainer(t, StepNesterov)
 	tr.p.sigma /= 4
+	audit.RequireCatch(t, transcriptSampler(t, tr), auditEps, audit.Config{N: 10000, Delta: auditDelta})
+}
+
+// TestAuditPreconditionedTranscriptQuarterSigmaCaught is an expected
+// failure: the preconditioned path with σ and σ_H divided by 4.
+func TestAuditPreconditionedTranscriptQuarterSigmaCaught(t *testing.T) {
+	tr := transcriptTrainer(t, StepPreconditioned)
+	tr.p.sigma /= 4
+	tr.p.gramSigma /= 4
 	audit.RequireCatch(t, transcriptSampler(t, tr), auditEps, audit.Config{N: 10000, Delta: auditDelta})
 }
 
@@ -215,11 +225,19 @@ func transcriptSampler(t *testing.T, tr *Trainer) func(side int) float64 {
 	x0 := [][]float64{corner(d, 0)}
 	x1 := [][]float64{corner(d, 1<<d-1)}
 	y := []int{1}
+	v0, v1 := gramOf(tr, x0), gramOf(tr, x1)
 	return func(side int) float64 {
 		var llr float64
 		tr.trace = func(theta, noisy []float64) {
 			g0, g1 := gradOf(tr, x0, y, theta), gradOf(tr, x1, y, theta)
 			llr += loss(tr, noisy, g0, g1)
+		}
+		tr.traceGram = func(_, o []float64) {
+			var s float64
+			for i := range o {
+				s += (o[i]-v0[i])*(o[i]-v0[i]) - (o[i]-v1[i])*(o[i]-v1[i])
+			}
+			llr += s / (2 * tr.p.gramSigma * tr.p.gramSigma)
 		}
 		X := x0
 		if side == 1 {

@@ -46,6 +46,26 @@ const (
 	// plain rule is kept: momentum lost up to 1.3 points where T₀ was set
 	// by the horizon (results/logreg.md §4). logreg.md §8.
 	NesterovFactor = 2.0
+	// PreconditionedSteps is T of the preconditioned default (δ > 0, K = 2,
+	// steps and horizon not given, StepRule ""): where the plain rule's T₀
+	// is capped (the regime NesterovFactor was written for), T =
+	// min(PreconditionedSteps, ⌈NesterovFactor·√T₀⌉) accelerated steps
+	// preconditioned by Böhning's bound (logreg.md §13), chosen on the
+	// synthetic training sets of results/logreg.md §5 (T ∈ {8, 12, 16, 24}).
+	// Softmax keeps the Nesterov default: its bound ½(I − 11ᵀ/K) is K/2
+	// times the curvature at p = 1/K, and 12–24 steps lost 0.3–1 point.
+	// An explicit StepPreconditioned without steps gets the same T.
+	PreconditionedSteps = 12
+	// GramShare is ρ_H, the public share of the total zCDP ρ spent on the
+	// release of XᵀX (logreg.md §13): the gradient σ grows by
+	// 1/√(1 − ρ_H) = 1.054, the Gram noise is Δ_H/(√ρ_H·R).
+	GramShare = 0.1
+	// gramTail is x in the sub-Gaussian norm bound
+	// ‖N‖_F ≤ σ_H·√(p + 2√(p·x) + 2x), which fails with probability ≤ e⁻ˣ
+	// (Hsu, Kakade & Zhang 2012): the ridge covers the Gram noise outside
+	// that event too rarely to matter (e⁻⁵⁰), and the eigenvalue clamp keeps
+	// the preconditioner positive definite always.
+	gramTail = 50.0
 	// MaxSteps bounds T.
 	MaxSteps = 10000
 	// MaxClasses bounds the label domain.
@@ -126,8 +146,14 @@ type plan struct {
 	scale   float64 // Laplace b per coordinate and step (δ = 0)
 	ratio   float64 // the composed Gaussian ratio √T·Δ₂/σ charged (δ > 0)
 	snr     float64 // R (or its Laplace equivalent) used by the default τ
-	rule    string  // StepPlain or StepNesterov
-	events  []budget.Event
+	rule    string  // StepPlain, StepNesterov or StepPreconditioned
+	// Preconditioned rule (logreg.md §13): the Gram release and the ridge.
+	gramL2    float64 // Δ_H, ℓ₂ sensitivity of the weighted packed XᵀX
+	gramSigma float64 // σ_H per packed coordinate
+	gramShare float64 // ρ_H
+	ridge     float64 // λ of P = (c·X̂ᵀX̂/n + λI)⁻¹
+	l2reg     float64 // 1/τ, the ridge of the objective (part of λ)
+	events    []budget.Event
 }
 
 // calibrate computes the noise for T steps and the default horizon.
@@ -151,6 +177,9 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 	// eta0 is the step of the plain default plan when the accelerated rule
 	// replaces it (0 otherwise).
 	var eta0 float64
+	if p.rule == StepPreconditioned && !(cfg.Delta > 0) {
+		return plan{}, fmt.Errorf("step rule %q needs delta > 0 (its XᵀX release is Gaussian)", StepPreconditioned)
+	}
 	if p.steps == 0 {
 		p.steps = DefaultStepsPure
 		if cfg.Delta > 0 {
@@ -173,7 +202,16 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 					eta0 = MaxStepSize
 					p.steps = int(math.Ceil(NesterovFactor * math.Sqrt(t0)))
 					p.rule = StepNesterov
+					if binary && p.steps > PreconditionedSteps {
+						// Binary: Böhning's ¼ is the logistic curvature
+						// at p = ½, so the preconditioned step is close to
+						// Newton's and PreconditionedSteps suffice (§13).
+						p.steps, p.rule = PreconditionedSteps, StepPreconditioned
+					}
 				}
+			}
+			if cfg.StepRule == StepPreconditioned {
+				p.steps = min(p.steps, PreconditionedSteps, int(math.Ceil(NesterovFactor*math.Sqrt(float64(p.steps)))))
 			}
 		}
 	}
@@ -189,6 +227,22 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 		if err != nil {
 			return plan{}, err
 		}
+		ratio := math.Sqrt(T) * p.l2 / sigma
+		if p.rule == StepPreconditioned {
+			// One Gaussian event of ratio R = √T·Δ₂/σ₀ (σ₀ the single-rule
+			// σ): the Gram release takes ρ_H·R², the T gradients the rest.
+			p.gramShare = GramShare
+			p.gramL2 = gramSensitivity(cfg.N, f)
+			p.gramSigma = p.gramL2 / (math.Sqrt(p.gramShare) * ratio)
+			sigma /= math.Sqrt(1 - p.gramShare)
+			if p.gramL2/p.gramSigma < noise.GaussianMinRatio {
+				return plan{}, fmt.Errorf("XᵀX noise multiplier σ_H/Δ_H = %v exceeds what the Gaussian sampler supports", p.gramSigma/p.gramL2)
+			}
+			if err := noise.AddGaussianVec(nil, p.gramSigma); err != nil {
+				return plan{}, fmt.Errorf("XᵀX noise scale out of range: %w", err)
+			}
+			ratio = math.Hypot(math.Sqrt(T)*p.l2/sigma, p.gramL2/p.gramSigma)
+		}
 		if p.l2/sigma < noise.GaussianMinRatio {
 			return plan{}, fmt.Errorf("noise multiplier σ/Δ₂ = %v per step exceeds what the Gaussian sampler supports; lower steps", sigma/p.l2)
 		}
@@ -196,8 +250,8 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 			return plan{}, fmt.Errorf("noise scale out of range: %w", err)
 		}
 		p.sigma = sigma
-		p.ratio = math.Sqrt(T) * p.l2 / sigma
-		p.events = []budget.Event{mechanism.GaussianEvent(math.Sqrt(T)*p.l2, sigma, cfg.Epsilon, cfg.Delta)}
+		p.ratio = ratio
+		p.events = []budget.Event{mechanism.GaussianEvent(ratio, 1, cfg.Epsilon, cfg.Delta)}
 		unit, err := mechanism.GaussianSigma(1, cfg.Epsilon, cfg.Delta)
 		if err != nil {
 			return plan{}, err
@@ -231,7 +285,62 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 		return plan{}, fmt.Errorf("horizon must be positive and finite, got %v", p.horizon)
 	}
 	p.eta = p.horizon / T
+	if p.rule == StepPreconditioned {
+		// The step is P·(Ĝ/n + θ/τ) (factor 1): τ sets the ridge 1/τ of
+		// the objective instead. Default τ: the horizon the plain rule
+		// reaches, min(τ*, MaxStepSize·T₀) — where the cap binds, the
+		// implicit ridge of the old default's early stop (§13).
+		if cfg.Horizon == 0 {
+			t0, err := defaultSteps(cfg, f, kPrime, p.lip)
+			if err != nil {
+				return plan{}, err
+			}
+			p.horizon = math.Min(MaxStepSize*float64(t0), defaultHorizon(cfg.N, f, kPrime, p.lip, p.snr))
+		}
+		p.eta = 1
+		p.l2reg = 1 / p.horizon
+		p.ridge = gramRidge(cfg.N, f, binary, p.gramSigma, p.horizon)
+	}
 	return p, nil
+}
+
+// gramSensitivity is Δ_H, the ℓ₂ sensitivity under replace-one of the
+// released vector v(S) = (S_ii; fl(√2)·S_ij, i < j) of the computed
+// S = Σᵣ x̂ᵣx̂ᵣᵀ (logreg.md §13). Exact arithmetic: v weights each
+// off-diagonal by √2, so ‖v(D)‖ = ‖D‖_F for D = aaᵀ − bbᵀ, and
+// ‖D‖_F² = ‖a‖⁴ + ‖b‖⁴ − 2(a·b)² ≤ 2κ̂⁴. Floating point: every entry of
+// S is a chain of at most m = chunkRows + ⌈n/chunkRows⌉ + 2 additions of
+// rounded products, so the computed S̃ = S + E with ‖E‖_F ≤ γ_{m+1}·Σᵣ‖x̂ᵣ‖²
+// ≤ γ_{m+1}·n·κ̂²; the weighting rounds once more (relative u on
+// ‖S̃‖_F ≤ (1 + γ_{m+1})nκ̂²) and fl(√2) ≤ √2(1 + u). Both tables' errors
+// are added: Δ_H = (1 + u)·κ̂²·(√2 + 2n·γ_{m+2}).
+func gramSensitivity(n, f int) float64 {
+	m := float64(chunkRows) + math.Ceil(float64(n)/chunkRows) + 2
+	k2 := kappaHat * kappaHat * (1 + unitRoundoff)
+	return (1 + unitRoundoff) * k2 * (math.Sqrt2 + 2*float64(n)*gamma(m+2))
+}
+
+// gramRidge is λ = c·‖N‖/n + 1/τ: the first term is the high-probability
+// bound σ_H·√(p + 2√(p·x) + 2x) on the Gram noise's Frobenius (hence
+// spectral) norm, p = F(F+1)/2 released coordinates and x = gramTail,
+// times the Böhning factor c (¼ binary, ½ softmax) over n, so that
+// c·X̂ᵀX̂/n + λI ⪰ c·XᵀX/n outside an e⁻⁵⁰ event and the
+// preconditioned step stays a majorisation step; 1/τ is the ridge that
+// the horizon plays for plain GD (§7), from public n, R, F, K only.
+func gramRidge(n, f int, binary bool, sigmaH, horizon float64) float64 {
+	p := float64(f*(f+1)) / 2
+	bound := sigmaH * math.Sqrt(p+2*math.Sqrt(p*gramTail)+2*gramTail)
+	return bohningFactor(binary)*bound/float64(n) + 1/horizon
+}
+
+// bohningFactor is c in Böhning's bound on the Hessian of the mean loss,
+// ∇²J ⪯ c·(I − 11ᵀ/K) ⊗ XᵀX/n: ¼ for the logistic loss (σ(1 − σ) ≤ ¼), ½
+// for the softmax loss (diag p − ppᵀ ⪯ ½(I − 11ᵀ/K), Böhning 1992).
+func bohningFactor(binary bool) float64 {
+	if binary {
+		return 0.25
+	}
+	return 0.5
 }
 
 // defaultSteps is T for δ > 0 when the caller gives none: enough steps that

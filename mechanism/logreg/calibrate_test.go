@@ -63,6 +63,7 @@ func TestScales(t *testing.T) {
 		lip = math.Min(lip, clip)
 		wantT := c.steps
 		var eta0 float64 // the accelerated rule's step
+		precond := false // the preconditioned rule (§13)
 		if wantT == 0 {
 			wantT = DefaultStepsPure
 			if c.delta > 0 {
@@ -74,14 +75,22 @@ func TestScales(t *testing.T) {
 				wantT = int(math.Max(100, math.Min(math.Ceil(tau0/200), hi)))
 				if wantT > 100 && tau0 > 200*float64(wantT) {
 					// Accelerated where the cap binds: ⌈2√T₀⌉ Nesterov
-					// steps of the plain plan's step 200.
+					// steps of the plain plan's step 200; binary: 12
+					// preconditioned steps.
 					eta0 = 200
 					wantT = int(math.Ceil(2 * math.Sqrt(float64(wantT))))
+					if binary {
+						wantT, precond = 12, true
+					}
 				}
 			}
 		}
 		T := float64(wantT)
-		if wantRule := map[bool]string{true: StepNesterov, false: StepPlain}[eta0 > 0]; p.rule != wantRule {
+		wantRule := map[bool]string{true: StepNesterov, false: StepPlain}[eta0 > 0]
+		if precond {
+			wantRule = StepPreconditioned
+		}
+		if p.rule != wantRule {
 			t.Fatalf("%+v: rule %q, want %q", c, p.rule, wantRule)
 		}
 		if p.steps != wantT || p.lip != lip {
@@ -96,9 +105,16 @@ func TestScales(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			ratio := math.Sqrt(T) * p.l2 / sigma
+			if precond {
+				// One event of the same total ratio R: ρ_H = 0.1 of R² to
+				// the Gram release, the rest to the T gradients.
+				checkGramScales(t, tr, c.n, ratio)
+				sigma /= math.Sqrt(0.9)
+			}
 			ev := tr.Events()
-			if p.sigma != sigma || len(ev) != 1 || ev[0].Kind != budget.Gaussian || ev[0].Epsilon != c.eps || ev[0].Delta != c.delta ||
-				!near(ev[0].Ratio, math.Sqrt(T)*p.l2/sigma, 1e-15) {
+			if !near(p.sigma, sigma, 1e-15) || len(ev) != 1 || ev[0].Kind != budget.Gaussian || ev[0].Epsilon != c.eps || ev[0].Delta != c.delta ||
+				!near(ev[0].Ratio, ratio, 1e-14) {
 				t.Fatalf("%+v: σ %v (want %v), events %+v", c, p.sigma, sigma, ev)
 			}
 			if err := ev[0].Validate(); err != nil {
@@ -128,9 +144,55 @@ func TestScales(t *testing.T) {
 		if eta0 > 0 {
 			tau = eta0 * T
 		}
+		if precond {
+			// τ sets the ridge 1/τ: the horizon the plain rule reaches,
+			// min(τ*, 200·T₀); the step factor is 1.
+			unit, _ := mechanism.GaussianSigma(1, c.eps, c.delta)
+			t0 := math.Max(100, math.Min(math.Min(1000, math.Floor(1e10/(float64(c.n)*kp*f))), math.Ceil(HorizonScale*float64(c.n)/unit/(lip*math.Sqrt(kp*f))/200)))
+			tau = math.Min(200*t0, HorizonScale*float64(c.n)*snr/(lip*math.Sqrt(kp*f)))
+			if !near(p.horizon, tau, 1e-12) || p.eta != 1 {
+				t.Fatalf("%+v: τ %v η %v, want %v, 1", c, p.horizon, p.eta, tau)
+			}
+			pk := f * (f + 1) / 2
+			ridge := 0.25*p.gramSigma*math.Sqrt(pk+2*math.Sqrt(50*pk)+100)/float64(c.n) + 1/tau
+			if !near(p.ridge, ridge, 1e-12) || !near(p.l2reg, 1/tau, 1e-12) {
+				t.Fatalf("%+v: ridge %v, want %v (objective ridge %v)", c, p.ridge, ridge, p.l2reg)
+			}
+			continue
+		}
 		if !near(p.horizon, tau, 1e-12) || !near(p.eta, tau/T, 1e-12) {
 			t.Fatalf("%+v: τ %v η %v, want %v, %v", c, p.horizon, p.eta, tau, tau/T)
 		}
+	}
+	// The preconditioned rule: the default wherever the binary cap binds
+	// (checked above), asked for explicitly with or without steps, binary
+	// and softmax; its scales follow the same rules.
+	for _, c := range []struct {
+		d, k, n, steps, wantT int
+		eps                   float64
+	}{{20, 2, 100000, 0, 12, 1}, {10, 5, 100000, 0, 12, 1}, {4, 3, 1000, 0, 12, 1}, {4, 2, 500, 30, 30, 0.5}} {
+		cfg := testConfig(c.d, c.k, c.n, c.eps, 1e-6)
+		cfg.Steps, cfg.StepRule = c.steps, StepPreconditioned
+		tr := mustPlan(t, cfg)
+		if tr.p.rule != StepPreconditioned || tr.p.steps != c.wantT || tr.Params()["preconditioned"] != 1 {
+			t.Fatalf("%+v: rule %q, T = %d", c, tr.p.rule, tr.p.steps)
+		}
+		sigma0, _ := mechanism.GaussianSigma(math.Sqrt(float64(c.wantT))*tr.p.l2, c.eps, 1e-6)
+		checkGramScales(t, tr, c.n, math.Sqrt(float64(c.wantT))*tr.p.l2/sigma0)
+		if !near(tr.p.sigma, sigma0/math.Sqrt(0.9), 1e-15) {
+			t.Fatalf("%+v: σ %v, want %v", c, tr.p.sigma, sigma0/math.Sqrt(0.9))
+		}
+		fc := float64(c.d + 1)
+		pk := fc * (fc + 1) / 2
+		if want := bohningFactor(c.k == 2)*tr.p.gramSigma*math.Sqrt(pk+2*math.Sqrt(50*pk)+100)/float64(c.n) + 1/tr.p.horizon; !near(tr.p.ridge, want, 1e-12) {
+			t.Fatalf("%+v: ridge %v, want %v", c, tr.p.ridge, want)
+		}
+	}
+	if tr := mustPlan(t, testConfig(20, 2, 1000000, 1, 1e-6)); tr.p.rule != StepPreconditioned || tr.p.steps != 12 {
+		t.Fatalf("n = 10⁶, d = 20, K = 2: rule %q T = %d, want preconditioned, 12", tr.p.rule, tr.p.steps)
+	}
+	if tr := mustPlan(t, testConfig(10, 5, 100000, 1, 1e-6)); tr.p.rule != StepNesterov {
+		t.Fatalf("softmax at the cap: rule %q, want nesterov", tr.p.rule)
 	}
 	// An explicit horizon, step count and clip are used as given; a clip
 	// above L changes nothing (the row bound is min(L, C)).
@@ -143,6 +205,28 @@ func TestScales(t *testing.T) {
 	cfg.Clip = 10
 	if tr := mustPlan(t, cfg); !near(tr.p.l2, 2*math.Sqrt2, 1e-9) {
 		t.Fatalf("clip above L: Δ₂ = %v", tr.p.l2)
+	}
+}
+
+// checkGramScales checks the Gram release of a preconditioned plan by
+// hand: Δ_H = √2·κ̂² up to a rounding slack below 10⁻⁶ relative, ρ_H = 0.1,
+// σ_H = Δ_H/(√ρ_H·R) with R the total ratio, and the composed ratio
+// √(T(Δ₂/σ)² + (Δ_H/σ_H)²) = R.
+func checkGramScales(t *testing.T, tr *Trainer, n int, total float64) {
+	t.Helper()
+	p := tr.p
+	if !(p.gramL2 > math.Sqrt2) || !near(p.gramL2, math.Sqrt2, 1e-6) || p.gramShare != 0.1 {
+		t.Fatalf("Δ_H %v (want √2), ρ_H %v", p.gramL2, p.gramShare)
+	}
+	if want := p.gramL2 / (math.Sqrt(0.1) * total); !near(p.gramSigma, want, 1e-15) {
+		t.Fatalf("σ_H %v, want %v", p.gramSigma, want)
+	}
+	T := float64(p.steps)
+	if got := math.Sqrt(T*(p.l2/p.sigma)*(p.l2/p.sigma) + (p.gramL2/p.gramSigma)*(p.gramL2/p.gramSigma)); !near(got, total, 1e-14) || !near(p.ratio, total, 1e-14) {
+		t.Fatalf("composed ratio %v (plan %v), want %v", got, p.ratio, total)
+	}
+	if g := gramSensitivity(n, tr.f); g != p.gramL2 {
+		t.Fatalf("Δ_H %v vs gramSensitivity %v", p.gramL2, g)
 	}
 }
 
@@ -177,6 +261,8 @@ func TestPlanErrors(t *testing.T) {
 		func(c *Config) { c.N = MaxEntries },
 		func(c *Config) { c.Epsilon, c.Delta, c.Steps = 1e-6, 0, 1000 }, // ε/T below the Laplace minimum
 		func(c *Config) { c.N, c.Steps = 10_000_000, 5000 },             // too much work
+		func(c *Config) { c.Delta, c.StepRule = 0, StepPreconditioned }, // its XᵀX release is Gaussian
+		func(c *Config) { c.StepRule = "newton" },
 	}
 	for i, mod := range bad {
 		c := testConfig(2, 3, 100, 1, 1e-6)

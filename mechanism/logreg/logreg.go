@@ -61,6 +61,10 @@ type Config struct {
 const (
 	StepPlain    = "plain"
 	StepNesterov = "nesterov"
+	// StepPreconditioned releases X̂ᵀX̂ once and takes accelerated steps
+	// θ ← y − P·Ĝ(y)/n with P = (c·X̂ᵀX̂/n + λI)⁻¹, Böhning's bound on the
+	// Hessian (logreg.md §13). δ > 0 only.
+	StepPreconditioned = "preconditioned"
 )
 
 // Trainer is a validated plan: noise scale, step size and privacy cost,
@@ -76,6 +80,8 @@ type Trainer struct {
 	p       plan
 	obj     *objPlan                     // MethodObjective only
 	trace   func(theta, noisy []float64) // tests only: see problem.trace
+	// traceGram (tests only) sees the exact v(XᵀX) and its release.
+	traceGram func(exact, noisy []float64)
 }
 
 // Plan validates cfg and calibrates the release. Its errors depend only on
@@ -145,9 +151,9 @@ func Plan(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("logreg: lambda applies to method %q only", MethodObjective)
 	}
 	switch cfg.StepRule {
-	case "", StepPlain, StepNesterov:
+	case "", StepPlain, StepNesterov, StepPreconditioned:
 	default:
-		return nil, fmt.Errorf("logreg: unknown step rule %q (want %q or %q)", cfg.StepRule, StepPlain, StepNesterov)
+		return nil, fmt.Errorf("logreg: unknown step rule %q (want %q, %q or %q)", cfg.StepRule, StepPlain, StepNesterov, StepPreconditioned)
 	}
 	if t.p, err = calibrate(cfg, t.f, t.kp, t.binary); err != nil {
 		return nil, fmt.Errorf("logreg: %w", err)
@@ -225,6 +231,14 @@ func (t *Trainer) Params() map[string]float64 {
 		"row_bound":      t.p.lip,
 		"sensitivity_l2": t.p.l2,
 		"nesterov":       b2f(t.p.rule == StepNesterov),
+		"preconditioned": b2f(t.p.rule == StepPreconditioned),
+	}
+	if t.p.rule == StepPreconditioned {
+		m["gram_sensitivity"] = t.p.gramL2
+		m["gram_sigma"] = t.p.gramSigma
+		m["gram_share"] = t.p.gramShare
+		m["ridge"] = t.p.ridge
+		m["l2_reg"] = t.p.l2reg
 	}
 	if t.cfg.Delta > 0 {
 		m["gaussian_sigma"] = t.p.sigma
@@ -260,7 +274,14 @@ func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
 	prob := newProblem(X, y, t.prep, t.kp, t.binary, t.workers, t.p.clip)
 	prob.trace = t.trace
 	prob.stop = t.cfg.Stop
-	theta, err := prob.descend(t.p.steps, t.p.eta, t.p.rule == StepNesterov, t.addNoise)
+	var precond func(g, at []float64)
+	if t.p.rule == StepPreconditioned {
+		var err error
+		if precond, err = t.releaseGram(prob); err != nil {
+			return nil, err
+		}
+	}
+	theta, err := prob.descend(t.p.steps, t.p.eta, t.p.rule != StepPlain, precond, t.addNoise)
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +303,24 @@ func (t *Trainer) addNoise(g []float64) error {
 		return fmt.Errorf("logreg: adding noise: %w", err)
 	}
 	return nil
+}
+
+// releaseGram is the first release of the preconditioned rule: v(XᵀX)
+// with discrete Gaussian noise σ_H on every packed coordinate (noise last),
+// then the preconditioner built from it (post-processing).
+func (t *Trainer) releaseGram(prob *problem) (func(g, at []float64), error) {
+	v := prob.gram()
+	var exact []float64
+	if t.traceGram != nil {
+		exact = append([]float64(nil), v...)
+	}
+	if err := noise.AddGaussianVec(v, t.p.gramSigma); err != nil {
+		return nil, fmt.Errorf("logreg: adding noise to XᵀX: %w", err)
+	}
+	if t.traceGram != nil {
+		t.traceGram(exact, v)
+	}
+	return preconditioner(v, t.f, t.kp, t.cfg.N, t.binary, t.p.ridge, t.p.l2reg), nil
 }
 
 // model wraps the averaged iterate into a mechanism.Model.
@@ -309,7 +348,11 @@ func (t *Trainer) fit(X [][]float64, y []int, steps int, eta float64) ([]float64
 		return nil, err
 	}
 	prob := newProblem(X, y, t.prep, t.kp, t.binary, t.workers, t.p.clip)
-	return prob.descend(steps, eta, t.p.rule == StepNesterov, func([]float64) error { return nil })
+	var precond func(g, at []float64)
+	if t.p.rule == StepPreconditioned {
+		precond = preconditioner(prob.gram(), t.f, t.kp, t.cfg.N, t.binary, t.p.ridge, t.p.l2reg)
+	}
+	return prob.descend(steps, eta, t.p.rule != StepPlain, precond, func([]float64) error { return nil })
 }
 
 // b2f is 1 for true, 0 for false (Params are numbers).

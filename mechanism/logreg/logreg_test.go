@@ -73,15 +73,24 @@ func TestOutcomeIndependentOfRows(t *testing.T) {
 				if p.delta > 0 && p.steps%5 == 0 { // steps 0, 5, 50: also the accelerated path
 					cfg.StepRule = StepNesterov
 				}
+				if p.delta > 0 && p.steps <= 1 { // steps 0, 1: the preconditioned path (one XᵀX release first)
+					cfg.StepRule = StepPreconditioned
+				}
 				tr := mustPlan(t, cfg)
-				calls := 0
+				calls, grams := 0, 0
 				tr.trace = func(_, _ []float64) { calls++ }
+				tr.traceGram = func(_, _ []float64) {
+					if calls != 0 {
+						t.Fatal("XᵀX released after a gradient")
+					}
+					grams++
+				}
 				m, err := tr.Train(X, y)
 				if err != nil {
 					t.Fatalf("%+v K=%d %s: %v", p, k, name, err)
 				}
-				if calls != tr.p.steps {
-					t.Fatalf("%+v K=%d %s: %d releases, want T = %d", p, k, name, calls, tr.p.steps)
+				if calls != tr.p.steps || grams != int(b2f(cfg.StepRule == StepPreconditioned)) {
+					t.Fatalf("%+v K=%d %s: %d releases and %d XᵀX releases, want T = %d", p, k, name, calls, grams, tr.p.steps)
 				}
 				wantVecs := k
 				if k == 2 {

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dpsql/dpsql/mechanism"
 )
 
@@ -349,7 +351,12 @@ func clipRow(r []float64, xnorm, c float64) {
 // planned noise to one gradient sum in place (the release); the point at
 // which the next gradient is taken, the iterates and the average are
 // functions of earlier releases only (post-processing, logreg.md §4).
-func (p *problem) descend(steps int, eta float64, nesterov bool, addNoise func([]float64) error) ([]float64, error) {
+//
+// precond, if not nil, maps the released gradient sum in place to the step
+// direction (the preconditioned rule: P applied to the class-centred sum,
+// a function of the released X̂ᵀX̂ only); the update is then
+// θ_{t+1} = y_t − (η/n)·precond(Ĝ_t, y_t).
+func (p *problem) descend(steps int, eta float64, nesterov bool, precond func(g, at []float64), addNoise func([]float64) error) ([]float64, error) {
 	dim := p.kp * p.f
 	theta := make([]float64, dim)
 	prev := make([]float64, dim) // θ_{t−1} (Nesterov)
@@ -392,6 +399,9 @@ func (p *problem) descend(steps int, eta float64, nesterov bool, addNoise func([
 		if p.trace != nil {
 			p.trace(at, g)
 		}
+		if precond != nil {
+			precond(g, at)
+		}
 		var norm float64
 		for j := range theta {
 			theta[j] = at[j] - step*g[j]
@@ -411,6 +421,137 @@ func (p *problem) descend(steps int, eta float64, nesterov bool, addNoise func([
 		avg[j] *= inv
 	}
 	return avg, nil
+}
+
+// gramSize is the number of released coordinates of XᵀX: F(F+1)/2.
+func gramSize(f int) int { return f * (f + 1) / 2 }
+
+// gram returns v(S), S = Σᵢ xᵢxᵢᵀ over the scaled rows, packed by rows of
+// the upper triangle ((0,0), (0,1), …, (0,F−1), (1,1), …) with every
+// off-diagonal entry times fl(√2), so that ‖v(A)‖₂ = ‖A‖_F for symmetric
+// A (logreg.md §13). Blocks of chunkRows rows, one slot per block, slots
+// added in block order: every entry is a chain of at most chunkRows +
+// ⌈n/chunkRows⌉ + 1 additions of rounded products, the depth
+// gramSensitivity charges. The work does not depend on the values.
+func (p *problem) gram() []float64 {
+	f, size := p.f, gramSize(p.f)
+	nChunks := (p.n + chunkRows - 1) / chunkRows
+	slots := make([][]float64, nChunks)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(p.workers, nChunks); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				c := int(next.Add(1)) - 1
+				if c >= nChunks {
+					return
+				}
+				out := make([]float64, size)
+				for i := c * chunkRows; i < min((c+1)*chunkRows, p.n); i++ {
+					gramRow(p.x[i*f:(i+1)*f:(i+1)*f], out)
+				}
+				slots[c] = out
+			}
+		}()
+	}
+	wg.Wait()
+	v := make([]float64, size)
+	for _, s := range slots {
+		for j, x := range s {
+			v[j] += x
+		}
+	}
+	idx := 0
+	for i := 0; i < f; i++ {
+		for j := i + 1; j < f; j++ {
+			v[idx+j-i] *= math.Sqrt2
+		}
+		idx += f - i
+	}
+	return v
+}
+
+// gramRow adds the upper triangle of xxᵀ to out (packed by rows).
+func gramRow(x, out []float64) {
+	idx := 0
+	for i, xi := range x {
+		row := x[i:]
+		o := out[idx : idx+len(row) : idx+len(row)]
+		for j, xj := range row {
+			o[j] += xi * xj
+		}
+		idx += len(row)
+	}
+}
+
+// preconditioner builds the map (g, θ) ↦ P·(g + n·μθ) of the
+// preconditioned rule from the released v̂ = v(X̂ᵀX̂) (post-processing): μ
+// is the objective's ridge l2reg (θ = nil: none), Ŝ is unpacked, its
+// eigenvalues clamped at 0 (so P is positive definite whatever the noise
+// drew), and P = (c·Ŝ₊/n + λI)⁻¹ with c the Böhning factor and λ ≥ μ.
+// Softmax: the class mean is removed first (the direction 1 ⊗ v changes
+// no prediction and Böhning's bound is singular along it), then P acts on
+// every class block. If the eigensolver fails (it does not on a finite
+// symmetric matrix), P = I/λ.
+func preconditioner(v []float64, f, kp, n int, binary bool, ridge, l2reg float64) func(g, theta []float64) {
+	s := mat.NewSymDense(f, nil)
+	idx := 0
+	for i := 0; i < f; i++ {
+		s.SetSym(i, i, v[idx])
+		for j := i + 1; j < f; j++ {
+			s.SetSym(i, j, v[idx+j-i]/math.Sqrt2)
+		}
+		idx += f - i
+	}
+	pm := mat.NewDense(f, f, nil)
+	var eig mat.EigenSym
+	if ok := eig.Factorize(s, true); ok {
+		var vec mat.Dense
+		eig.VectorsTo(&vec)
+		vals := eig.Values(nil)
+		c := bohningFactor(binary)
+		for a := 0; a < f; a++ {
+			for b := 0; b < f; b++ {
+				var x float64
+				for k, mu := range vals {
+					x += vec.At(a, k) * vec.At(b, k) / (c*max(mu, 0)/float64(n) + ridge)
+				}
+				pm.Set(a, b, x)
+			}
+		}
+	} else {
+		for a := 0; a < f; a++ {
+			pm.Set(a, a, 1/ridge)
+		}
+	}
+	pr := pm.RawMatrix().Data
+	tmp := make([]float64, f)
+	return func(g, theta []float64) {
+		if theta != nil {
+			axpy(float64(n)*l2reg, theta, g)
+		}
+		if !binary {
+			for j := 0; j < f; j++ {
+				var m float64
+				for k := 0; k < kp; k++ {
+					m += g[k*f+j]
+				}
+				m /= float64(kp)
+				for k := 0; k < kp; k++ {
+					g[k*f+j] -= m
+				}
+			}
+		}
+		for k := 0; k < kp; k++ {
+			blk := g[k*f : (k+1)*f]
+			for a := 0; a < f; a++ {
+				tmp[a] = dot(pr[a*f:(a+1)*f], blk)
+			}
+			copy(blk, tmp)
+		}
+	}
 }
 
 // project scales θ onto the ball of radius maxThetaNorm (or resets a
