@@ -32,42 +32,69 @@ func BenchmarkDefaultN1e4D10K5(b *testing.B)  { benchTrain(b, 10000, 5, 10) }
 func BenchmarkDefaultN1e5D10K20(b *testing.B) { benchTrain(b, 100000, 20, 10) }
 
 // BenchmarkRulesN1e6D20K2 times one default Train (ε = 1, δ = 10⁻⁶) at
-// n = 10⁶, d = 20, K = 2 with the plain rule (T₀ = 476 averaged GD steps)
-// and with the default (⌈2√T₀⌉ = 44 Nesterov steps), alternating inside
-// every iteration so that load from other jobs hits both alike
+// n = 10⁶, d = 20, K = 2 with the Nesterov default before h/bohning
+// (⌈2√T₀⌉ = 44 steps of step 200, T₀ = 476) and with the default
+// (12 preconditioned steps after one XᵀX release), alternating inside every
+// iteration so that load from other jobs hits both alike
 // (docs/results/speed.md, issue 28 item 5).
 func BenchmarkRulesN1e6D20K2(b *testing.B) {
 	const n, k, d = 1000000, 2, 20
 	rng := rand.New(rand.NewPCG(1, 2))
 	ds := synthMixture(rng, 3, n, k, d, 1)
+	old := ds.config(n, 1, 1e-6)
+	old.StepRule, old.Steps, old.Horizon = StepNesterov, 44, MaxStepSize*44
 	plans := map[string]*Trainer{}
-	for _, rule := range []string{StepPlain, ""} {
-		cfg := ds.config(n, 1, 1e-6)
-		cfg.StepRule = rule
+	for name, cfg := range map[string]Config{"old": old, "new": ds.config(n, 1, 1e-6)} {
 		tr, err := Plan(cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
-		plans[rule] = tr
+		plans[name] = tr
 	}
-	var plain, nest []float64
+	times := map[string][]float64{}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for _, rule := range []string{StepPlain, ""} {
+		for _, name := range []string{"old", "new"} {
 			t0 := time.Now()
-			if _, err := plans[rule].Train(ds.x, ds.y); err != nil {
+			if _, err := plans[name].Train(ds.x, ds.y); err != nil {
 				b.Fatal(err)
 			}
-			ms := time.Since(t0).Seconds() * 1e3
-			if rule == "" {
-				nest = append(nest, ms)
-			} else {
-				plain = append(plain, ms)
-			}
+			times[name] = append(times[name], time.Since(t0).Seconds()*1e3)
 		}
 	}
-	b.ReportMetric(median(plain), "plain-ms")
-	b.ReportMetric(median(nest), "default-ms")
-	b.ReportMetric(float64(plans[""].p.steps), "default-steps")
-	b.ReportMetric(float64(plans[StepPlain].p.steps), "plain-steps")
+	b.ReportMetric(median(times["old"]), "nesterov44-ms")
+	b.ReportMetric(median(times["new"]), "default-ms")
+	b.ReportMetric(float64(plans["new"].p.steps), "default-steps")
+	b.ReportMetric(median(times["old"])/median(times["new"]), "ratio")
+}
+
+// BenchmarkGramN1e6D20 times the XᵀX pass of the preconditioned rule
+// beside one gradient pass on the same rows (n = 10⁶, d = 20, K = 2),
+// alternating inside every iteration.
+func BenchmarkGramN1e6D20(b *testing.B) {
+	const n, k, d = 1000000, 2, 20
+	rng := rand.New(rand.NewPCG(1, 2))
+	ds := synthMixture(rng, 3, n, k, d, 1)
+	tr, err := Plan(ds.config(n, 1, 1e-6))
+	if err != nil {
+		b.Fatal(err)
+	}
+	prob := newProblem(ds.x, ds.y, tr.prep, tr.kp, tr.binary, tr.workers, tr.p.clip)
+	theta, g := make([]float64, tr.f), make([]float64, tr.f)
+	slots := make([][]float64, (n+chunkRows-1)/chunkRows)
+	for c := range slots {
+		slots[c] = make([]float64, tr.f)
+	}
+	var gram, pass []float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		prob.gram()
+		gram = append(gram, time.Since(t0).Seconds()*1e3)
+		t0 = time.Now()
+		prob.gradSum(theta, g, slots)
+		pass = append(pass, time.Since(t0).Seconds()*1e3)
+	}
+	b.ReportMetric(median(gram), "gram-ms")
+	b.ReportMetric(median(pass), "pass-ms")
 }

@@ -449,7 +449,11 @@ func (p *problem) gram() []float64 {
 					return
 				}
 				out := make([]float64, size)
-				for i := c * chunkRows; i < min((c+1)*chunkRows, p.n); i++ {
+				i, hi := c*chunkRows, min((c+1)*chunkRows, p.n)
+				for ; i+8 <= hi; i += 8 {
+					gramRows8(p.x[i*f:(i+8)*f:(i+8)*f], f, out)
+				}
+				for ; i < hi; i++ {
 					gramRow(p.x[i*f:(i+1)*f:(i+1)*f], out)
 				}
 				slots[c] = out
@@ -471,6 +475,30 @@ func (p *problem) gram() []float64 {
 		idx += f - i
 	}
 	return v
+}
+
+// gramRows8 adds the upper triangle of Σ xᵣxᵣᵀ over eight consecutive
+// rows (x holds them, f values each) to out: the eight products of an
+// entry are summed as a balanced tree of depth 3, then added once to out,
+// so out is read and written once per eight rows and a product passes
+// through at most chunkRows/8 + 3 additions in its block (within the
+// depth gramSensitivity charges).
+func gramRows8(x []float64, f int, out []float64) {
+	x0, x1, x2, x3 := x[:f:f], x[f:2*f:2*f], x[2*f:3*f:3*f], x[3*f:4*f:4*f]
+	x4, x5, x6, x7 := x[4*f:5*f:5*f], x[5*f:6*f:6*f], x[6*f:7*f:7*f], x[7*f:8*f:8*f]
+	idx := 0
+	for i := 0; i < f; i++ {
+		a0, a1, a2, a3 := x0[i], x1[i], x2[i], x3[i]
+		a4, a5, a6, a7 := x4[i], x5[i], x6[i], x7[i]
+		o := out[idx : idx+f-i : idx+f-i]
+		m := len(o)
+		r0, r1, r2, r3 := x0[i:i+m], x1[i:i+m], x2[i:i+m], x3[i:i+m]
+		r4, r5, r6, r7 := x4[i:i+m], x5[i:i+m], x6[i:i+m], x7[i:i+m]
+		for j := range o {
+			o[j] += ((a0*r0[j] + a1*r1[j]) + (a2*r2[j] + a3*r3[j])) + ((a4*r4[j] + a5*r5[j]) + (a6*r6[j] + a7*r7[j]))
+		}
+		idx += f - i
+	}
 }
 
 // gramRow adds the upper triangle of xxᵀ to out (packed by rows).
