@@ -46,26 +46,29 @@ const (
 	// plain rule is kept: momentum lost up to 1.3 points where T₀ was set
 	// by the horizon (results/logreg.md §4). logreg.md §8.
 	NesterovFactor = 2.0
-	// PreconditionedSteps is T of the preconditioned default (δ > 0, K = 2,
-	// steps and horizon not given, StepRule ""): where the plain rule's T₀
-	// is capped (the regime NesterovFactor was written for), T =
-	// min(PreconditionedSteps, ⌈NesterovFactor·√T₀⌉) accelerated steps
-	// preconditioned by Böhning's bound (logreg.md §13), chosen on the
-	// synthetic training sets of results/logreg.md §5 (T ∈ {8, 12, 16, 24}).
+	// PreconditionedSteps is the smallest T of the preconditioned default
+	// (δ > 0, K = 2, steps and horizon not given, StepRule ""; precondSteps)
+	// where the plain rule's T₀ is capped (the regime NesterovFactor was
+	// written for): accelerated steps preconditioned by Böhning's bound
+	// (logreg.md §13), chosen on the synthetic training sets of
+	// results/logreg.md §5 (T ∈ {8, 12, 16, 24}).
 	// Softmax keeps the Nesterov default: its bound ½(I − 11ᵀ/K) is K/2
 	// times the curvature at p = 1/K, and 12–24 steps lost 0.3–1 point.
 	// An explicit StepPreconditioned without steps gets the same T.
 	PreconditionedSteps = 12
+	// PrecondRidgeRatio is q₀ in precondSteps: up to a noise ridge of q₀
+	// times the prior curvature, PreconditionedSteps steps suffice; beyond
+	// it T grows as √(q/q₀) (d = 40: q ≈ 0.3, T = 22).
+	PrecondRidgeRatio = 0.1
 	// GramShare is ρ_H, the public share of the total zCDP ρ spent on the
 	// release of XᵀX (logreg.md §13): the gradient σ grows by
 	// 1/√(1 − ρ_H) = 1.054, the Gram noise is Δ_H/(√ρ_H·R).
 	GramShare = 0.1
-	// gramTail is x in the sub-Gaussian norm bound
-	// ‖N‖_F ≤ σ_H·√(p + 2√(p·x) + 2x), which fails with probability ≤ e⁻ˣ
-	// (Hsu, Kakade & Zhang 2012): the ridge covers the Gram noise outside
-	// that event too rarely to matter (e⁻⁵⁰), and the eigenvalue clamp keeps
-	// the preconditioner positive definite always.
-	gramTail = 50.0
+	// gramTail is t in the bound ‖N‖₂ ≤ σ_H·(√(2F) + t) on the Gram
+	// noise, exceeded with probability ≤ e^(−t²/2) = 10⁻³ (logreg.md §13).
+	// It is a utility bound only: the eigenvalue clamp keeps the
+	// preconditioner positive definite whatever the noise drew.
+	gramTail = 3.7169221888498383 // √(2·ln 1000)
 	// MaxSteps bounds T.
 	MaxSteps = 10000
 	// MaxClasses bounds the label domain.
@@ -202,16 +205,21 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 					eta0 = MaxStepSize
 					p.steps = int(math.Ceil(NesterovFactor * math.Sqrt(t0)))
 					p.rule = StepNesterov
-					if binary && p.steps > PreconditionedSteps {
+					if binary {
 						// Binary: Böhning's ¼ is the logistic curvature
 						// at p = ½, so the preconditioned step is close to
-						// Newton's and PreconditionedSteps suffice (§13).
-						p.steps, p.rule = PreconditionedSteps, StepPreconditioned
+						// Newton's (§13).
+						p.rule = StepPreconditioned
+						p.steps = precondSteps(cfg, f, t0, unit)
 					}
 				}
 			}
 			if cfg.StepRule == StepPreconditioned {
-				p.steps = min(p.steps, PreconditionedSteps, int(math.Ceil(NesterovFactor*math.Sqrt(float64(p.steps)))))
+				unit, err := mechanism.GaussianSigma(1, cfg.Epsilon, cfg.Delta)
+				if err != nil {
+					return plan{}, err
+				}
+				p.steps = precondSteps(cfg, f, float64(p.steps), unit)
 			}
 		}
 	}
@@ -304,6 +312,21 @@ func calibrate(cfg Config, f, kPrime int, binary bool) (plan, error) {
 	return p, nil
 }
 
+// precondSteps is T of the preconditioned rule when none is given:
+// ⌈PreconditionedSteps·max(1, √(q/PrecondRidgeRatio))⌉, at most
+// ⌈NesterovFactor·√T₀⌉ (the accelerated plain count it replaces), where
+// q = σ_H(√(2F) + t)·3F/n is the noise ridge of gramRidge relative to the
+// curvature c/(3F) of features spread evenly over their bounds (a public
+// prior): the ridge slows the directions it dominates, and accelerated
+// steps need √ of the condition number (logreg.md §13). All inputs are
+// public; unit is GaussianSigma(1, ε, δ), so σ_H = Δ_H·unit/√ρ_H.
+func precondSteps(cfg Config, f int, t0, unit float64) int {
+	sigmaH := gramSensitivity(cfg.N, f) * unit / math.Sqrt(GramShare)
+	q := sigmaH * (math.Sqrt(2*float64(f)) + gramTail) * 3 * float64(f) / float64(cfg.N)
+	t := math.Ceil(PreconditionedSteps * math.Sqrt(math.Max(1, q/PrecondRidgeRatio)))
+	return int(math.Max(1, math.Min(t, math.Ceil(NesterovFactor*math.Sqrt(t0)))))
+}
+
 // gramSensitivity is Δ_H, the ℓ₂ sensitivity under replace-one of the
 // released vector v(S) = (S_ii; fl(√2)·S_ij, i < j) of the computed
 // S = Σᵣ x̂ᵣx̂ᵣᵀ (logreg.md §13). Exact arithmetic: v weights each
@@ -321,15 +344,16 @@ func gramSensitivity(n, f int) float64 {
 }
 
 // gramRidge is λ = c·‖N‖/n + 1/τ: the first term is the high-probability
-// bound σ_H·√(p + 2√(p·x) + 2x) on the Gram noise's Frobenius (hence
-// spectral) norm, p = F(F+1)/2 released coordinates and x = gramTail,
-// times the Böhning factor c (¼ binary, ½ softmax) over n, so that
-// c·X̂ᵀX̂/n + λI ⪰ c·XᵀX/n outside an e⁻⁵⁰ event and the
-// preconditioned step stays a majorisation step; 1/τ is the ridge that
-// the horizon plays for plain GD (§7), from public n, R, F, K only.
+// bound σ_H·(√(2F) + t) on the Gram noise's spectral norm (t = gramTail:
+// the weighted release makes N a GOE-scaled matrix — off-diagonal
+// variance σ_H²/2, diagonal σ_H² — so E‖N‖₂ ≤ √(2F)·σ_H, and ‖N‖₂ ≤ ‖N‖_F
+// = ‖ξ‖₂ is 1-Lipschitz in the released noise ξ, hence Gaussian
+// concentration), times the Böhning factor c (¼ binary, ½ softmax) over
+// n, so that c·X̂ᵀX̂/n + λI ⪰ c·XᵀX/n except with probability 10⁻³ and the
+// preconditioned step stays a majorisation step; 1/τ is the objective's
+// ridge (calibrate), from public n, R, F, K only.
 func gramRidge(n, f int, binary bool, sigmaH, horizon float64) float64 {
-	p := float64(f*(f+1)) / 2
-	bound := sigmaH * math.Sqrt(p+2*math.Sqrt(p*gramTail)+2*gramTail)
+	bound := sigmaH * (math.Sqrt(2*float64(f)) + gramTail)
 	return bohningFactor(binary)*bound/float64(n) + 1/horizon
 }
 

@@ -80,7 +80,7 @@ func TestScales(t *testing.T) {
 					eta0 = 200
 					wantT = int(math.Ceil(2 * math.Sqrt(float64(wantT))))
 					if binary {
-						wantT, precond = 12, true
+						wantT, precond = wantPrecondSteps(c.d+1, c.n, c.eps, c.delta, wantT), true
 					}
 				}
 			}
@@ -153,8 +153,7 @@ func TestScales(t *testing.T) {
 			if !near(p.horizon, tau, 1e-12) || p.eta != 1 {
 				t.Fatalf("%+v: τ %v η %v, want %v, 1", c, p.horizon, p.eta, tau)
 			}
-			pk := f * (f + 1) / 2
-			ridge := 0.25*p.gramSigma*math.Sqrt(pk+2*math.Sqrt(50*pk)+100)/float64(c.n) + 1/tau
+			ridge := 0.25*p.gramSigma*(math.Sqrt(2*f)+math.Sqrt(2*math.Log(1000)))/float64(c.n) + 1/tau
 			if !near(p.ridge, ridge, 1e-12) || !near(p.l2reg, 1/tau, 1e-12) {
 				t.Fatalf("%+v: ridge %v, want %v (objective ridge %v)", c, p.ridge, ridge, p.l2reg)
 			}
@@ -170,7 +169,7 @@ func TestScales(t *testing.T) {
 	for _, c := range []struct {
 		d, k, n, steps, wantT int
 		eps                   float64
-	}{{20, 2, 100000, 0, 12, 1}, {10, 5, 100000, 0, 12, 1}, {4, 3, 1000, 0, 12, 1}, {4, 2, 500, 30, 30, 0.5}} {
+	}{{20, 2, 100000, 0, 14, 1}, {10, 5, 100000, 0, 12, 1}, {4, 3, 1000, 0, 20, 1}, {4, 2, 500, 30, 30, 0.5}, {40, 2, 100000, 0, 22, 1}} {
 		cfg := testConfig(c.d, c.k, c.n, c.eps, 1e-6)
 		cfg.Steps, cfg.StepRule = c.steps, StepPreconditioned
 		tr := mustPlan(t, cfg)
@@ -183,12 +182,11 @@ func TestScales(t *testing.T) {
 			t.Fatalf("%+v: σ %v, want %v", c, tr.p.sigma, sigma0/math.Sqrt(0.9))
 		}
 		fc := float64(c.d + 1)
-		pk := fc * (fc + 1) / 2
-		if want := bohningFactor(c.k == 2)*tr.p.gramSigma*math.Sqrt(pk+2*math.Sqrt(50*pk)+100)/float64(c.n) + 1/tr.p.horizon; !near(tr.p.ridge, want, 1e-12) {
+		if want := bohningFactor(c.k == 2)*tr.p.gramSigma*(math.Sqrt(2*fc)+math.Sqrt(2*math.Log(1000)))/float64(c.n) + 1/tr.p.horizon; !near(tr.p.ridge, want, 1e-12) {
 			t.Fatalf("%+v: ridge %v, want %v", c, tr.p.ridge, want)
 		}
 	}
-	if tr := mustPlan(t, testConfig(20, 2, 1000000, 1, 1e-6)); tr.p.rule != StepPreconditioned || tr.p.steps != 12 {
+	if tr := mustPlan(t, testConfig(20, 2, 1000000, 1, 1e-6)); tr.p.rule != StepPreconditioned || tr.p.steps != 12 { // q ≈ 0.013
 		t.Fatalf("n = 10⁶, d = 20, K = 2: rule %q T = %d, want preconditioned, 12", tr.p.rule, tr.p.steps)
 	}
 	if tr := mustPlan(t, testConfig(10, 5, 100000, 1, 1e-6)); tr.p.rule != StepNesterov {
@@ -206,6 +204,17 @@ func TestScales(t *testing.T) {
 	if tr := mustPlan(t, cfg); !near(tr.p.l2, 2*math.Sqrt2, 1e-9) {
 		t.Fatalf("clip above L: Δ₂ = %v", tr.p.l2)
 	}
+}
+
+// wantPrecondSteps is the preconditioned default T by hand:
+// ⌈12·max(1, √(q/0.1))⌉ with q = σ_H(√(2F) + √(2 ln 1000))·3F/n, at most
+// capT = ⌈2√T₀⌉.
+func wantPrecondSteps(f, n int, eps, delta float64, capT int) int {
+	unit, _ := mechanism.GaussianSigma(1, eps, delta)
+	sigmaH := math.Sqrt2 * unit / math.Sqrt(0.1)
+	q := sigmaH * (math.Sqrt(2*float64(f)) + math.Sqrt(2*math.Log(1000))) * 3 * float64(f) / float64(n)
+	t := int(math.Ceil(12 * math.Sqrt(math.Max(1, q/0.1))))
+	return min(t, capT)
 }
 
 // checkGramScales checks the Gram release of a preconditioned plan by
