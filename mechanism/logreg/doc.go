@@ -16,6 +16,12 @@
 // convergence test is made, the number of steps and the work per step are
 // fixed by public values, and nothing fails after the rows are read.
 //
+// Step rules (logreg.md §2, §8, §13): plain averaged GD; Nesterov's
+// accelerated GD where the step cap binds; for K = 2 there instead a
+// preconditioned rule that first releases XᵀX (discrete Gaussian, in the
+// same zCDP event as the gradients) and steps with Böhning's bound
+// P = (¼X̂ᵀX̂/n + λI)⁻¹ — all post-processing of the releases.
+//
 // The default step size comes from the averaged-iterate guarantee for
 // convex L-Lipschitz losses: the horizon τ = ηT balances the optimisation
 // term ‖θ*‖²/(2τ) against the noise term, from public n, d, K, ε, δ only.
@@ -24,7 +30,8 @@
 // solver.go the descent. The descent is package-local (the SVM work
 // builds a similar solver; a shared one is for later).
 //
-// Imports: budget, mechanism, mechanism/amp, noise. Like every mechanism package it may not
+// Imports: budget, mechanism, mechanism/amp, noise, gonum/mat (the
+// preconditioner's eigendecomposition). Like every mechanism package it may not
 // import catalog, store, functions, go-mysql-server or anything else that
 // knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package logreg
