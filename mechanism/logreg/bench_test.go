@@ -72,14 +72,8 @@ func BenchmarkRulesN1e6D20K2(b *testing.B) {
 // beside one gradient pass on the same rows (n = 10⁶, d = 20, K = 2),
 // alternating inside every iteration.
 func BenchmarkGramN1e6D20(b *testing.B) {
-	const n, k, d = 1000000, 2, 20
-	rng := rand.New(rand.NewPCG(1, 2))
-	ds := synthMixture(rng, 3, n, k, d, 1)
-	tr, err := Plan(ds.config(n, 1, 1e-6))
-	if err != nil {
-		b.Fatal(err)
-	}
-	prob := newProblem(ds.x, ds.y, tr.prep, tr.kp, tr.binary, tr.workers, tr.p.clip)
+	const n = 1000000
+	_, tr, prob := benchProblem(b, n, 2, 20, 1e-6)
 	theta, g := make([]float64, tr.f), make([]float64, tr.f)
 	slots := make([][]float64, (n+chunkRows-1)/chunkRows)
 	for c := range slots {
@@ -97,4 +91,16 @@ func BenchmarkGramN1e6D20(b *testing.B) {
 	}
 	b.ReportMetric(median(gram), "gram-ms")
 	b.ReportMetric(median(pass), "pass-ms")
+}
+
+// benchProblem plans a default call (ε = 1) on a synthetic mixture and
+// scales its rows: the set-up of the pass benchmarks.
+func benchProblem(b *testing.B, n, k, d int, delta float64) (*rand.Rand, *Trainer, *problem) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ds := synthMixture(rng, 3, n, k, d, 1)
+	tr, err := Plan(ds.config(n, 1, delta))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rng, tr, newProblem(ds.x, ds.y, tr.prep, tr.kp, tr.binary, tr.workers, tr.p.clip)
 }

@@ -194,13 +194,7 @@ func BenchmarkGradSumN1e6D20K2(b *testing.B)  { benchGradSum(b, 1000000, 2, 20) 
 func BenchmarkGradSumN1e5D10K20(b *testing.B) { benchGradSum(b, 100000, 20, 10) }
 
 func benchGradSum(b *testing.B, n, k, d int) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	ds := synthMixture(rng, 3, n, k, d, 1)
-	tr, err := Plan(ds.config(n, 1, 1e-5))
-	if err != nil {
-		b.Fatal(err)
-	}
-	p := newProblem(ds.x, ds.y, tr.prep, tr.kp, tr.binary, tr.workers, tr.p.clip)
+	rng, _, p := benchProblem(b, n, k, d, 1e-5)
 	dim := p.kp * p.f
 	theta := make([]float64, dim)
 	for j := range theta {
