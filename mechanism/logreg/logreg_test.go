@@ -224,14 +224,16 @@ func TestUtility(t *testing.T) {
 
 // TestWithBoundsMatchesPlan: re-planning on a released box through
 // WithBounds gives exactly what Plan gives on those bounds (every public
-// parameter, the configuration, the scaled rows), for the plain and the
-// accelerated rule and pure ε; wrong widths and empty boxes are refused.
+// parameter, the configuration, the scaled rows), for the plain rule, the
+// preconditioned rule (binary, n = 3·10⁵: its σ_H, ridge and T too), the
+// Nesterov rule (K = 4) and pure ε; wrong widths and empty boxes are
+// refused.
 func TestWithBoundsMatchesPlan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(28, 57))
 	for _, c := range []struct {
 		n, k  int
 		delta float64
-	}{{2000, 2, 1e-6}, {300000, 2, 1e-6}, {2000, 4, 1e-6}, {2000, 2, 0}} {
+	}{{2000, 2, 1e-6}, {300000, 2, 1e-6}, {2000, 4, 1e-6}, {300000, 4, 1e-6}, {2000, 2, 0}} {
 		ds := synthMixture(rng, 3, min(c.n, 500), c.k, 5, 1)
 		cfg := ds.config(c.n, 1, c.delta)
 		tr, err := Plan(cfg)
