@@ -102,9 +102,13 @@ func trainCase(e *engine.Engine, db *sql.DB, n, reps int, python, opts, cpuprofi
 	for r := 0; r < reps; r++ {
 		var line []string
 		for _, q := range qs {
+			cpu0, flt0 := usage()
 			el := q.run()
+			cpu1, flt1 := usage()
 			times[q.name] = append(times[q.name], el)
-			line = append(line, fmt.Sprintf("%s %.2fs", q.name, el.Seconds()))
+			// CPU seconds and minor page faults of this process (sklearn's
+			// are its own process's: not counted).
+			line = append(line, fmt.Sprintf("%s %.2fs (cpu %.2fs, %d minflt)", q.name, el.Seconds(), (cpu1-cpu0).Seconds(), flt1-flt0))
 		}
 		fmt.Fprintf(os.Stderr, "round %d: %s\n", r+1, strings.Join(line, ", "))
 	}
