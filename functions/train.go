@@ -12,6 +12,7 @@ import (
 
 	"github.com/dpsql/dpsql/budget"
 	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/internal/bigmem"
 	"github.com/dpsql/dpsql/mechanism"
 )
 
@@ -317,6 +318,30 @@ func (e *Env) modelName(o options, kind string, ref tableRef) (string, error) {
 	return e.freeModelName(ref.ctx, ref.db, fmt.Sprintf("%s_%s", kind, strings.ToLower(ref.table))), nil
 }
 
+// rowBlock hands out rows of width d as views into one block sized for the
+// n rows planned (public), advised for huge pages (internal/bigmem): one
+// allocation instead of one per 4096 rows, and the first writes of a
+// 160 MB read (10⁶ × 20) fault 2 MiB at a time instead of 4 KiB. Rows
+// beyond n (owners wrote since planning) come from blocks of 4096 rows.
+type rowBlock struct {
+	d    int
+	free []float64
+}
+
+func newRowBlock(n int64, d int) *rowBlock {
+	return &rowBlock{d: d, free: bigmem.Make[float64](int(max(n, 0)) * d)}
+}
+
+// next returns the next row, zeroed, of length and capacity d.
+func (b *rowBlock) next() []float64 {
+	if len(b.free) < b.d {
+		b.free = make([]float64, b.d*4096)
+	}
+	r := b.free[:b.d:b.d]
+	b.free = b.free[b.d:]
+	return r
+}
+
 // loadClassification reads features and class indices in one snapshot.
 // Labels outside the domain (impossible after dp_labels validation, but
 // NULL is allowed) map to class 0: a fixed, data-independent rule.
@@ -326,17 +351,9 @@ func (e *Env) loadClassification(s trainSpec) ([][]float64, []int, error) {
 	for i, c := range s.classes {
 		index[c] = i
 	}
-	X := make([][]float64, 0, s.n)
-	y := make([]int, 0, s.n)
-	var backing []float64
-	row := func() []float64 {
-		if len(backing) < d {
-			backing = make([]float64, d*4096)
-		}
-		r := backing[:d:d]
-		backing = backing[d:]
-		return r
-	}
+	X := bigmem.Make[[]float64](int(max(s.n, 0)))[:0]
+	y := bigmem.Make[int](int(max(s.n, 0)))[:0]
+	row := newRowBlock(s.n, d).next
 	cols := append(append([]string(nil), s.features...), s.label)
 	labelIdx := s.ref.schema.IndexOfColName(s.label)
 	if s.enc != nil {
@@ -412,18 +429,10 @@ func (e *Env) loadEncoded(s trainSpec, label func(raw any, num float64), add fun
 // loadRegression reads features and the numeric label in one snapshot.
 func (e *Env) loadRegression(s trainSpec) ([][]float64, []float64, error) {
 	d := len(s.features)
-	X := make([][]float64, 0, s.n)
-	y := make([]float64, 0, s.n)
-	backing := make([]float64, 0)
+	X := bigmem.Make[[]float64](int(max(s.n, 0)))[:0]
+	y := bigmem.Make[float64](int(max(s.n, 0)))[:0]
+	alloc := newRowBlock(s.n, d).next
 	if s.enc != nil {
-		alloc := func() []float64 {
-			if len(backing) < d {
-				backing = make([]float64, d*4096)
-			}
-			r := backing[:d:d]
-			backing = backing[d:]
-			return r
-		}
 		lr := s.reads[len(s.reads)-1]
 		err := e.loadEncoded(s, func(_ any, num float64) { y = append(y, ReadValue(lr, num)) }, func(r []float64) { X = append(X, r) }, alloc)
 		return X, y, err
@@ -431,11 +440,7 @@ func (e *Env) loadRegression(s trainSpec) ([][]float64, []float64, error) {
 	cols := append(append([]string(nil), s.features...), s.label)
 	_, err := e.rows(s.ref).ScanFloats(s.ref.db, s.ref.table, cols, func(v []float64) error {
 		readRow(s.reads, v)
-		if len(backing) < d {
-			backing = make([]float64, d*4096)
-		}
-		r := backing[:d:d]
-		backing = backing[d:]
+		r := alloc()
 		copy(r, v[:d])
 		X = append(X, r)
 		y = append(y, v[d])

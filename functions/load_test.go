@@ -1,0 +1,217 @@
+package functions
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/mechanism"
+	"github.com/dpsql/dpsql/store"
+)
+
+// loadTable imports csv into a fresh store as db.t and returns an Env on it
+// and the table's reference.
+func loadTable(t *testing.T, csv string) (*Env, tableRef) {
+	t.Helper()
+	bdb, err := bolt.Open(filepath.Join(t.TempDir(), "rows.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bdb.Close() })
+	st, err := store.Open(bdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateDatabase("db"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ImportCSV("db", "t", strings.NewReader(csv), store.ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := st.TableSchema("db", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return testEnv(t, st), tableRef{db: "db", table: "t", key: "db.t", schema: sch}
+}
+
+// chunkLoadClassification is loadClassification as it was before rows
+// became views of one block (4096-row chunks, rows copied one by one): the
+// reference the new loader must match exactly.
+func chunkLoadClassification(e *Env, s trainSpec) ([][]float64, []int, error) {
+	d := len(s.features)
+	index := map[string]int{}
+	for i, c := range s.classes {
+		index[c] = i
+	}
+	var X [][]float64
+	var y []int
+	var backing []float64
+	row := func() []float64 {
+		if len(backing) < d {
+			backing = make([]float64, d*4096)
+		}
+		r := backing[:d:d]
+		backing = backing[d:]
+		return r
+	}
+	cols := append(append([]string(nil), s.features...), s.label)
+	labelIdx := s.ref.schema.IndexOfColName(s.label)
+	if labelIdx >= 0 && isNumeric(s.ref.schema[labelIdx].Type) {
+		_, err := e.rows(s.ref).ScanFloats(s.ref.db, s.ref.table, cols, func(v []float64) error {
+			r := row()
+			copy(r, v[:d])
+			readRow(s.featureReads(), r)
+			X = append(X, r)
+			cls := 0
+			if !math.IsNaN(v[d]) {
+				cls = index[LabelString(v[d])]
+			}
+			y = append(y, cls)
+			return nil
+		})
+		return X, y, err
+	}
+	_, err := e.rows(s.ref).ScanValues(s.ref.db, s.ref.table, cols, func(v []any) error {
+		r := row()
+		for j := 0; j < d; j++ {
+			f, ok := floatOf(v[j])
+			if !ok {
+				f = nanValue
+			}
+			r[j] = f
+		}
+		readRow(s.featureReads(), r)
+		X = append(X, r)
+		cls := 0
+		if v[d] != nil {
+			cls = index[LabelString(v[d])]
+		}
+		y = append(y, cls)
+		return nil
+	})
+	return X, y, err
+}
+
+// sameRows reports the first difference of two row sets, bit for bit (NaN
+// = NULL included).
+func sameRows(X, Y [][]float64) error {
+	if len(X) != len(Y) {
+		return fmt.Errorf("%d rows vs %d", len(X), len(Y))
+	}
+	for i := range X {
+		if len(X[i]) != len(Y[i]) || cap(X[i]) != len(X[i]) {
+			return fmt.Errorf("row %d: len %d cap %d vs len %d", i, len(X[i]), cap(X[i]), len(Y[i]))
+		}
+		for j := range X[i] {
+			if math.Float64bits(X[i][j]) != math.Float64bits(Y[i][j]) {
+				return fmt.Errorf("row %d col %d: %v vs %v", i, j, X[i][j], Y[i][j])
+			}
+		}
+	}
+	return nil
+}
+
+// classCSV is n rows of three features (NULLs, values outside the bounds,
+// a log1p column, −0) and a label of the given spelling (NULL every 7th).
+func classCSV(n int, label func(i int) string) string {
+	var b strings.Builder
+	b.WriteString("a,b,c,label\n")
+	for i := range n {
+		a := fmt.Sprintf("%g", float64(i%41)-20.5)
+		if i%11 == 0 {
+			a = ""
+		}
+		bv := fmt.Sprintf("%g", float64(i%13)*0.37)
+		if i%17 == 3 {
+			bv = "-0"
+		}
+		c := fmt.Sprintf("%g", float64(i%5)*1e3-1.5)
+		l := label(i)
+		if i%7 == 0 {
+			l = ""
+		}
+		fmt.Fprintf(&b, "%s,%s,%s,%s\n", a, bv, c, l)
+	}
+	return b.String()
+}
+
+// TestLoadMatchesChunks: the rows, labels and row shapes loadClassification
+// and loadRegression read into one block are exactly those of the old
+// chunked loader, with the planned n equal to, below (rows beyond the
+// block) and above (owners deleted since planning) the rows read, for a
+// numeric and a text label.
+func TestLoadMatchesChunks(t *testing.T) {
+	const n = 9000 // beyond two 4096-row chunks
+	reads := []catalog.Read{
+		{Bound: catalog.Bound{Lo: -10, Hi: 10}, Bounded: true, Clip: true},
+		{Bound: catalog.Bound{Lo: 0, Hi: 4}, Bounded: true},
+		{Bound: catalog.Bound{Lo: 0, Hi: 9}, Bounded: true, Transform: mechanism.TransformLog1p, Clip: true},
+	}
+	for _, tc := range []struct {
+		name    string
+		label   func(i int) string
+		classes []string
+	}{
+		{"numeric label", func(i int) string { return fmt.Sprint(i % 3) }, []string{"0", "1", "2"}},
+		{"text label", func(i int) string { return []string{"no", "yes", "maybe"}[i%3] }, []string{"maybe", "no", "yes"}},
+	} {
+		e, ref := loadTable(t, classCSV(n, tc.label))
+		for _, planned := range []int64{n, n - 5000, n + 3000, 0} {
+			s := trainSpec{ref: ref, features: []string{"a", "b", "c"}, label: "label", classes: tc.classes, reads: reads, n: planned}
+			X, y, err := e.loadClassification(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			X0, y0, err := chunkLoadClassification(e, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := sameRows(X, X0); err != nil {
+				t.Fatalf("%s, planned n %d: %v", tc.name, planned, err)
+			}
+			if fmt.Sprint(y) != fmt.Sprint(y0) {
+				t.Fatalf("%s, planned n %d: labels differ", tc.name, planned)
+			}
+			counts := make([]int, len(tc.classes))
+			for _, c := range y {
+				counts[c]++
+			}
+			if counts[0] < n/7 || counts[1] == 0 || counts[2] == 0 {
+				t.Fatalf("%s: class counts %v: the labels were not read", tc.name, counts)
+			}
+		}
+	}
+	// Regression: the label is the fourth column, read as a number.
+	e, ref := loadTable(t, classCSV(n, func(i int) string { return fmt.Sprintf("%g", float64(i%100)/8) }))
+	for _, planned := range []int64{n, n - 5000, n + 3000} {
+		s := trainSpec{ref: ref, features: []string{"a", "b", "c"}, label: "label", n: planned,
+			reads: append(append([]catalog.Read(nil), reads...), catalog.Read{Bound: catalog.Bound{Lo: 0, Hi: 10}, Bounded: true, Clip: true})}
+		X, y, err := e.loadRegression(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The reference: every row read and mapped one by one.
+		var X0 [][]float64
+		var y0 []float64
+		if _, err := e.Store.ScanFloats("db", "t", []string{"a", "b", "c", "label"}, func(v []float64) error {
+			readRow(s.reads, v)
+			X0 = append(X0, append([]float64(nil), v[:3]...))
+			y0 = append(y0, v[3])
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := sameRows(X, X0); err != nil {
+			t.Fatalf("regression, planned n %d: %v", planned, err)
+		}
+		if err := sameRows([][]float64{y[:len(y):len(y)]}, [][]float64{y0}); err != nil {
+			t.Fatalf("regression labels, planned n %d: %v", planned, err)
+		}
+	}
+}
