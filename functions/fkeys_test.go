@@ -177,7 +177,7 @@ func TestPrivacyUnitInheritance(t *testing.T) {
 
 // testEnv is an Env over rows with a real catalog and accountant in a
 // temporary bbolt file.
-func testEnv(t *testing.T, rows Rows) *Env {
+func testEnv(t testing.TB, rows Rows) *Env {
 	t.Helper()
 	bdb, err := bolt.Open(filepath.Join(t.TempDir(), "env.db"), 0o600, nil)
 	if err != nil {

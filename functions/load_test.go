@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -16,7 +19,7 @@ import (
 
 // loadTable imports csv into a fresh store as db.t and returns an Env on it
 // and the table's reference.
-func loadTable(t *testing.T, csv string) (*Env, tableRef) {
+func loadTable(t testing.TB, csv string) (*Env, tableRef) {
 	t.Helper()
 	bdb, err := bolt.Open(filepath.Join(t.TempDir(), "rows.db"), 0o600, nil)
 	if err != nil {
@@ -212,6 +215,103 @@ func TestLoadMatchesChunks(t *testing.T) {
 		}
 		if err := sameRows([][]float64{y[:len(y):len(y)]}, [][]float64{y0}); err != nil {
 			t.Fatalf("regression labels, planned n %d: %v", planned, err)
+		}
+	}
+}
+
+// BenchmarkLoadClassification1M reads 10⁶ rows × 20 DOUBLE features and a
+// 0/1 label as DP_TRAIN does: "chunks" is the loader before rows became
+// views of one huge-page block, "block" the loader now. The memory goes
+// back to the kernel before each read (as between two calls). Huge-page
+// advice stays on the addresses, so run the two in separate processes,
+// alternating:
+//
+//	go test -c -o /tmp/functions.test ./functions
+//	for i in 1 2 3; do for v in chunks block; do
+//	  /tmp/functions.test -test.run XXX -test.bench "LoadClassification1M/$v\$" -test.benchtime 3x
+//	done; done
+func BenchmarkLoadClassification1M(b *testing.B) {
+	const n, d = 1_000_000, 20
+	var csv strings.Builder
+	for j := 1; j <= d; j++ {
+		fmt.Fprintf(&csv, "c%d,", j)
+	}
+	csv.WriteString("label\n")
+	x := uint64(88172645463325252)
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			fmt.Fprintf(&csv, "%g,", float64(x%2000)/1000-1)
+		}
+		fmt.Fprintf(&csv, "%d\n", x%2)
+	}
+	e, ref := loadTable(b, csv.String())
+	s := trainSpec{ref: ref, label: "label", classes: []string{"0", "1"}, n: n}
+	for j := 1; j <= d; j++ {
+		s.features = append(s.features, fmt.Sprintf("c%d", j))
+		s.reads = append(s.reads, catalog.Read{Bound: catalog.Bound{Lo: -1, Hi: 1}, Bounded: true})
+	}
+	for _, v := range []struct {
+		name string
+		load func(*Env, trainSpec) ([][]float64, []int, error)
+	}{{"chunks", chunkLoadClassification}, {"block", (*Env).loadClassification}} {
+		b.Run(v.name, func(b *testing.B) {
+			var cpu time.Duration
+			var flt int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				debug.FreeOSMemory()
+				c0, f0 := usage()
+				b.StartTimer()
+				X, y, err := v.load(e, s)
+				b.StopTimer()
+				c1, f1 := usage()
+				if err != nil || len(X) != n || len(y) != n {
+					b.Fatal(len(X), err)
+				}
+				cpu, flt = cpu+c1-c0, flt+f1-f0
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(flt)/float64(b.N), "faults/op")
+		})
+	}
+}
+
+// TestClassOfNumber: the fixed-cost class lookup of a numeric label equals
+// the map lookup of its LabelString (NaN = NULL: class 0) on every
+// spelling a declared domain may hold and every number near them.
+func TestClassOfNumber(t *testing.T) {
+	spellings := []string{"0", "1", "2", "-3", "2.5", "0.1", "1e+15", "1000000000000000", "999999999999999",
+		"1.0", "01", "-0", "NaN", "+Inf", "-Inf", "Inf", "abc", "1e-07", "1e+06", "1000000", "1234567.5", "9007199254740993"}
+	var values []float64
+	for _, c := range spellings {
+		if f, err := strconv.ParseFloat(c, 64); err == nil {
+			values = append(values, f, math.Nextafter(f, math.Inf(1)), math.Nextafter(f, math.Inf(-1)), -f)
+		}
+	}
+	values = append(values, math.Copysign(0, -1), math.NaN(), math.Inf(1), math.Inf(-1), 3, 7, 1e300)
+	// Every window of domains of 1–4 spellings (a domain's classes are distinct).
+	for size := 1; size <= 4; size++ {
+		for start := 0; start+size <= len(spellings); start++ {
+			classes := spellings[start : start+size]
+			index := map[string]int{}
+			for i, c := range classes {
+				index[c] = i
+			}
+			nums := classNumbers(classes)
+			for _, v := range values {
+				want := 0
+				if !math.IsNaN(v) {
+					want = index[LabelString(v)]
+				}
+				if got := classOfNumber(nums, v); got != want {
+					t.Fatalf("classes %q, label %v: class %d, want %d", classes, v, got, want)
+				}
+			}
 		}
 	}
 }

@@ -361,16 +361,13 @@ func (e *Env) loadClassification(s trainSpec) ([][]float64, []int, error) {
 		return X, y, err
 	}
 	if labelIdx >= 0 && isNumeric(s.ref.schema[labelIdx].Type) {
+		nums := classNumbers(s.classes)
 		_, err := e.rows(s.ref).ScanFloats(s.ref.db, s.ref.table, cols, func(v []float64) error {
 			r := row()
 			copy(r, v[:d])
 			readRow(s.featureReads(), r)
 			X = append(X, r)
-			cls := 0
-			if !math.IsNaN(v[d]) {
-				cls = index[LabelString(v[d])]
-			}
-			y = append(y, cls)
+			y = append(y, classOfNumber(nums, v[d]))
 			return nil
 		})
 		return X, y, err
@@ -394,6 +391,43 @@ func (e *Env) loadClassification(s trainSpec) ([][]float64, []int, error) {
 		return nil
 	})
 	return X, y, err
+}
+
+// classNumbers returns, per class, the one number whose LabelString is the
+// class, NaN where no number spells it ("1.0", "-0", "abc"): LabelString
+// of a number is its integer digits or its shortest round-trip form, so
+// LabelString(v) = c implies ParseFloat(c) = v (−0 and 0 both spell "0",
+// and compare equal).
+func classNumbers(classes []string) []float64 {
+	out := make([]float64, len(classes))
+	for k, c := range classes {
+		f, err := strconv.ParseFloat(c, 64)
+		if err != nil || LabelString(f) != c {
+			f = math.NaN()
+		}
+		out[k] = f
+	}
+	return out
+}
+
+// classOfNumber is index[LabelString(v)] (class 0 for NaN = NULL and for a
+// number outside the domain, the rule of classOf) for nums =
+// classNumbers(classes), at a fixed cost: one comparison per class, no
+// formatting (whose time depends on the digits) and no map. The numbers of
+// distinct classes differ, so at most one matches.
+func classOfNumber(nums []float64, v float64) int {
+	cls := 0
+	for k, c := range nums {
+		cls |= k & -b2i(v == c)
+	}
+	return cls
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // classOf is the class index of a raw label: NULL (and a value outside the
