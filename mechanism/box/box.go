@@ -430,9 +430,12 @@ func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, o
 			}
 		}
 	}
-	lo, hi := make([]float64, d), make([]float64, d)
+	// The clip to the declared bounds is done on the keys (order-preserving,
+	// so clamping keys is clamping values; integer min/max are one
+	// conditional move each, the float ones carry NaN and −0 rules).
+	klo, khi := make([]uint64, d), make([]uint64, d)
 	for k, f := range fs {
-		lo[k], hi[k] = p.lo[f.j], p.hi[f.j]
+		klo[k], khi[k] = orderKey(p.lo[f.j]), orderKey(p.hi[f.j])
 	}
 	workers := max(1, min(runtime.GOMAXPROCS(0), p.n/8192))
 	parts := make([][]int64, workers)
@@ -448,19 +451,7 @@ func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, o
 			key, base := make([]uint64, d), make([]int, d)
 			for i := first; i < last; i++ {
 				row(i, vals)
-				for k, v := range vals {
-					key[k] = nanKey(min(max(v, lo[k]), hi[k]))
-					base[k] = k * size
-				}
-				for half := size / 2; half >= 1; half /= 2 {
-					for k, b := range base {
-						_, below := bits.Sub64(keys[b+half-1], key[k], 0) // 1 iff key < v
-						base[k] = b + int(below)*half
-					}
-				}
-				for _, b := range base {
-					c[b]++
-				}
+				countRow(vals, klo, khi, keys, key, base, size, c)
 			}
 		}()
 	}
@@ -484,15 +475,36 @@ func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, o
 	return out
 }
 
-// nanKey is orderKey(v) for a number and MaxUint64 for NaN (NULL), without
-// a branch on v: the NaN test becomes a mask.
-func nanKey(v float64) uint64 {
+// countRow counts one row's values (vals[k] for feature k) in the cells
+// of c: key[k] = the key of vals[k] clipped to [klo[k], khi[k]] (MaxUint64
+// for NaN), then the d fixed-depth searches of cellRanks level by level;
+// key and base are scratch of length d. The same operations for every
+// value.
+func countRow(vals []float64, klo, khi, keys, key []uint64, base []int, size int, c []int64) {
+	d := len(vals)
+	klo, khi, key, base = klo[:d], khi[:d], key[:d], base[:d]
+	for k, v := range vals {
+		key[k] = min(max(orderKey(v), klo[k]), khi[k]) | nanMask(v)
+		base[k] = k * size
+	}
+	for half := size / 2; half >= 1; half /= 2 {
+		for k, b := range base {
+			_, below := bits.Sub64(keys[b+half-1], key[k], 0) // 1 iff key < v
+			base[k] = b + int(below)*half
+		}
+	}
+	for _, b := range base {
+		c[b]++
+	}
+}
+
+// nanMask is all ones for NaN (NULL) and 0 for a number, without a branch.
+func nanMask(v float64) uint64 {
 	isNum := uint64(0)
 	if v == v {
 		isNum = 1
 	}
-	m := isNum - 1 // all ones iff NaN
-	return orderKey(v) | m
+	return isNum - 1
 }
 
 // orderKey maps a non-NaN float64 to a uint64 with the same order (−0 is

@@ -500,38 +500,66 @@ func TestRanksMatchSort(t *testing.T) {
 	}
 }
 
-// cellRanksSearch is the previous rank count (one search per value through
-// a closure per value), kept as the reference of BenchmarkRanks1e6D20.
-func (p *Plan) cellRanksSearch(fs []featureRelease, pts [][]float64, at func(i, j int) float64) [][]int64 {
-	keys := make([][]uint64, len(pts))
-	for k, ps := range pts {
-		keys[k] = make([]uint64, len(ps))
-		for i, x := range ps {
-			keys[k][i] = orderKey(x)
+// TestRanksMatchPrevious: the clip on keys counts exactly as the clip on
+// values did, on the values where the two could differ: NaNs of both
+// signs and payloads, ±Inf, ±0, the bounds, their neighbours inside and
+// outside, subnormals, grid points and their neighbours.
+func TestRanksMatchPrevious(t *testing.T) {
+	los, his := []float64{-1, 0, 5, -1e6}, []float64{1, 100, 7, -2}
+	var special []float64
+	for j := range los {
+		for _, x := range append(Grid(los[j], his[j]), los[j], his[j]) {
+			special = append(special, x, math.Nextafter(x, math.Inf(1)), math.Nextafter(x, math.Inf(-1)))
 		}
 	}
-	c := make([][]int64, len(fs))
-	for k := range c {
-		c[k] = make([]int64, len(pts[k]))
+	special = append(special, math.NaN(), -math.NaN(), math.Float64frombits(0x7ff0000000000001), math.Float64frombits(0xfff8000000000123),
+		math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 5e-324, -5e-324, math.MaxFloat64, -math.MaxFloat64)
+	n := len(special)
+	cols := make([][]float64, len(los))
+	for j := range cols {
+		cols[j] = make([]float64, n)
+		for i := range cols[j] {
+			cols[j][i] = special[(i*(j+3))%n] // each feature sees every value
+		}
 	}
-	for i := 0; i < p.n; i++ {
-		for k, f := range fs {
-			v := at(i, f.j)
-			if v != v {
-				continue
+	p, err := New(n, los, his, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := make([]featureRelease, len(los))
+	grids, cands := make([][]float64, len(los)), make([][]float64, len(los))
+	for j := range fs {
+		fs[j] = featureRelease{p: p, j: j}
+		grids[j] = p.grids[j]
+		down, up := candidates(los[j]+(his[j]-los[j])/3, los[j], his[j], Octaves)
+		cands[j] = sortedUnion(down, up)
+	}
+	row := func(i int, out []float64) {
+		for k := range out {
+			out[k] = cols[k][i]
+		}
+	}
+	for _, pts := range [][][]float64{grids, cands} {
+		got := p.cellRanks(fs, pts, row)
+		prev := p.cellRanksFloatClip(fs, pts, row)
+		for j := range fs {
+			var r int64
+			for i, x := range pts[j] {
+				r += prev[j][i]
+				if got[j](x) != float64(r) {
+					t.Fatalf("feature %d: rank(%v) = %v, previous count %v", j, x, got[j](x), r)
+				}
 			}
-			v = mechanism.Clip(v, p.lo[f.j], p.hi[f.j])
-			c[k][cellOf(keys[k], orderKey(v))]++
 		}
 	}
-	return c
 }
 
 // BenchmarkRanks1e6D20 times the rank computation of one Release on
-// 10⁶ × 20 rows uniform on the declared box: the lockstep count (both
-// passes, as Release does) against the previous per-value search, on one
-// core each (GOMAXPROCS 1 for both), alternating within each iteration;
-// medians as count-ms and search-ms.
+// 10⁶ × 20 rows uniform on the declared box: the count with the clip on
+// the keys (both passes, as Release does) against the previous one with
+// the clip on the values (cellRanksFloatClip), on one core each
+// (GOMAXPROCS 1 for both), alternating within each iteration; medians as
+// count-ms and previous-ms.
 func BenchmarkRanks1e6D20(b *testing.B) {
 	const n, d = 1000000, 20
 	rng := rand.New(rand.NewPCG(28, 6))
@@ -565,34 +593,86 @@ func BenchmarkRanks1e6D20(b *testing.B) {
 			out[k] = r[k]
 		}
 	}
-	at := func(i, j int) float64 { return X[i][j] }
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	var cnt, old []float64
+	var cnt, old, cntCPU, oldCPU []float64
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
-		t0 := time.Now()
+		c0, t0 := cpuTime(), time.Now()
 		p.cellRanks(fs, grids, row)
 		p.cellRanks(fs, cands, row)
-		t1 := time.Now()
-		p.cellRanksSearch(fs, grids, at)
-		p.cellRanksSearch(fs, cands, at)
+		c1, t1 := cpuTime(), time.Now()
+		p.cellRanksFloatClip(fs, grids, row)
+		p.cellRanksFloatClip(fs, cands, row)
+		c2 := cpuTime()
 		cnt, old = append(cnt, t1.Sub(t0).Seconds()*1e3), append(old, time.Since(t1).Seconds()*1e3)
+		cntCPU, oldCPU = append(cntCPU, (c1-c0).Seconds()*1e3), append(oldCPU, (c2-c1).Seconds()*1e3)
 	}
-	sort.Float64s(cnt)
-	sort.Float64s(old)
-	b.ReportMetric(cnt[len(cnt)/2], "count-ms")
-	b.ReportMetric(old[len(old)/2], "search-ms")
+	for _, m := range []struct {
+		v    []float64
+		name string
+	}{{cnt, "count-ms"}, {old, "previous-ms"}, {cntCPU, "count-cpu-ms"}, {oldCPU, "previous-cpu-ms"}} {
+		sort.Float64s(m.v)
+		b.ReportMetric(m.v[len(m.v)/2], m.name)
+	}
 }
 
-// cellOf is the previous search: the index of the smallest key ≥ v, a
-// fixed-depth binary search with the step an arithmetic borrow.
-func cellOf(keys []uint64, v uint64) int {
-	base, n := 0, len(keys)
-	for n > 1 {
-		half := n / 2
-		_, below := bits.Sub64(keys[base+half-1], v, 0) // 1 iff key < v
-		base += int(below) * half
-		n -= half
+// cellRanksFloatClip is cellRanks before the clip moved to the keys (float
+// min/max, then nanKey): the reference of BenchmarkRanks1e6D20 and
+// TestRanksMatchPrevious.
+func (p *Plan) cellRanksFloatClip(fs []featureRelease, pts [][]float64, row func(i int, out []float64)) [][]int64 {
+	d := len(fs)
+	size := 1
+	for _, ps := range pts {
+		for size <= len(ps) {
+			size *= 2
+		}
 	}
-	return base
+	keys := make([]uint64, d*size)
+	for k, ps := range pts {
+		for i := range size {
+			keys[k*size+i] = math.MaxUint64
+			if i < len(ps) {
+				keys[k*size+i] = orderKey(ps[i])
+			}
+		}
+	}
+	lo, hi := make([]float64, d), make([]float64, d)
+	for k, f := range fs {
+		lo[k], hi[k] = p.lo[f.j], p.hi[f.j]
+	}
+	c := make([]int64, d*size)
+	vals := make([]float64, d)
+	key, base := make([]uint64, d), make([]int, d)
+	for i := 0; i < p.n; i++ {
+		row(i, vals)
+		for k, v := range vals {
+			key[k] = nanKey(min(max(v, lo[k]), hi[k]))
+			base[k] = k * size
+		}
+		for half := size / 2; half >= 1; half /= 2 {
+			for k, b := range base {
+				_, below := bits.Sub64(keys[b+half-1], key[k], 0) // 1 iff key < v
+				base[k] = b + int(below)*half
+			}
+		}
+		for _, b := range base {
+			c[b]++
+		}
+	}
+	out := make([][]int64, d)
+	for k := range fs {
+		out[k] = c[k*size : k*size+len(pts[k])]
+	}
+	return out
+}
+
+// nanKey is orderKey(v) for a number and MaxUint64 for NaN (NULL), without
+// a branch on v: the NaN test becomes a mask.
+func nanKey(v float64) uint64 {
+	isNum := uint64(0)
+	if v == v {
+		isNum = 1
+	}
+	m := isNum - 1 // all ones iff NaN
+	return orderKey(v) | m
 }
