@@ -405,29 +405,60 @@ func sortedDistinct(u []float64) []float64 {
 // nowhere), for x among the sorted distinct points pts[k], whose last
 // point is the declared upper bound. row(i, out) reads row i's values of
 // the features (out[k] for fs[k]). Each value is counted in the cell of
-// the smallest point ≥ it: the keys of every feature are padded with
-// MaxUint64 to one power of two P > len(pts[k]), so every search has the
-// same depth log₂ P, and the d searches of a row run in lockstep (one
-// level of all of them, then the next: independent loads the core
-// overlaps). A NULL gets the key MaxUint64 and lands in the first pad
+// the smallest point ≥ it, found on order-preserving keys: the top
+// bucketBits bits of a value's key (its sign and exponent) index a table
+// of the first point at or above that bucket, and a binary search of fixed
+// depth D finishes inside the window of 2^D points from there, D the
+// smallest depth that covers the most crowded bucket of any feature (a
+// function of the public points only; every key array is padded with
+// MaxUint64 so that every window exists). The d searches of a row run in
+// lockstep (one level of all of them, then the next: independent loads the
+// core overlaps). A NULL gets the key MaxUint64 and lands in the first pad
 // cell, which no rank reads. The work is the same for every value. The
 // rows are cut into one contiguous part per worker and the integer counts
 // added, so the result does not depend on the schedule.
 func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, out []float64)) []func(float64) float64 {
 	d := len(fs)
-	size := 1
-	for _, ps := range pts {
-		for size <= len(ps) {
-			size *= 2
+	const buckets = 1 << bucketBits
+	// start[k·(buckets+1) + t] = #{points of feature k with key < t·2^(64−bucketBits)}.
+	start := make([]int32, d*(buckets+1))
+	width := 1 // the most points a search must choose among, over buckets and features
+	for k, ps := range pts {
+		st := start[k*(buckets+1) : (k+1)*(buckets+1)]
+		i := 0
+		for t := range buckets {
+			for i < len(ps) && orderKey(ps[i])>>(64-bucketBits) < uint64(t) {
+				i++
+			}
+			st[t] = int32(i)
+		}
+		st[buckets] = int32(len(ps))
+		for t := range buckets {
+			// The answer for a key of bucket t is in [st[t], st[t+1]].
+			width = max(width, int(st[t+1]-st[t])+1)
 		}
 	}
-	keys := make([]uint64, d*size)
+	win := 1
+	for win < width {
+		win *= 2
+	}
+	stride := 1
+	for _, ps := range pts {
+		for stride < len(ps)+win {
+			stride *= 2
+		}
+	}
+	keys := make([]uint64, d*stride)
 	for k, ps := range pts {
-		for i := range size {
-			keys[k*size+i] = math.MaxUint64
+		for i := range stride {
+			keys[k*stride+i] = math.MaxUint64
 			if i < len(ps) {
-				keys[k*size+i] = orderKey(ps[i])
+				keys[k*stride+i] = orderKey(ps[i])
 			}
+		}
+		st := start[k*(buckets+1) : (k+1)*(buckets+1)]
+		for t := range st {
+			st[t] += int32(k * stride) // absolute window starts
 		}
 	}
 	// The clip to the declared bounds is done on the keys (order-preserving,
@@ -441,7 +472,7 @@ func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, o
 	parts := make([][]int64, workers)
 	var wg sync.WaitGroup
 	for w := range parts {
-		c := make([]int64, d*size)
+		c := make([]int64, d*stride)
 		parts[w] = c
 		first, last := w*p.n/workers, (w+1)*p.n/workers
 		wg.Add(1)
@@ -451,7 +482,7 @@ func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, o
 			key, base := make([]uint64, d), make([]int, d)
 			for i := first; i < last; i++ {
 				row(i, vals)
-				countRow(vals, klo, khi, keys, key, base, size, c)
+				countRow(vals, klo, khi, start, keys, key, base, win, c)
 			}
 		}()
 	}
@@ -462,7 +493,7 @@ func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, o
 		var r int64
 		for i := range cum {
 			for _, c := range parts {
-				r += c[k*size+i]
+				r += c[k*stride+i]
 			}
 			cum[i] = float64(r)
 		}
@@ -475,19 +506,25 @@ func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, o
 	return out
 }
 
+// bucketBits is the number of top key bits (sign and exponent) cellRanks
+// indexes its table with.
+const bucketBits = 12
+
 // countRow counts one row's values (vals[k] for feature k) in the cells
 // of c: key[k] = the key of vals[k] clipped to [klo[k], khi[k]] (MaxUint64
-// for NaN), then the d fixed-depth searches of cellRanks level by level;
-// key and base are scratch of length d. The same operations for every
-// value.
-func countRow(vals []float64, klo, khi, keys, key []uint64, base []int, size int, c []int64) {
+// for NaN), its window's start from the table, then the d fixed-depth
+// searches of cellRanks level by level; key and base are scratch of length
+// d. The same operations for every value.
+func countRow(vals []float64, klo, khi []uint64, start []int32, keys, key []uint64, base []int, win int, c []int64) {
 	d := len(vals)
 	klo, khi, key, base = klo[:d], khi[:d], key[:d], base[:d]
+	const row = 1<<bucketBits + 1
 	for k, v := range vals {
-		key[k] = min(max(orderKey(v), klo[k]), khi[k]) | nanMask(v)
-		base[k] = k * size
+		x := min(max(orderKey(v), klo[k]), khi[k]) | nanMask(v)
+		key[k] = x
+		base[k] = int(start[k*row+int(x>>(64-bucketBits))])
 	}
-	for half := size / 2; half >= 1; half /= 2 {
+	for half := win / 2; half >= 1; half /= 2 {
 		for k, b := range base {
 			_, below := bits.Sub64(keys[b+half-1], key[k], 0) // 1 iff key < v
 			base[k] = b + int(below)*half
