@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/dpsql/dpsql/catalog"
+	"github.com/dpsql/dpsql/internal/bigmem"
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/store"
 )
@@ -264,11 +265,11 @@ func BenchmarkLoadClassification1M(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				debug.FreeOSMemory()
-				c0, f0 := usage()
+				c0, f0 := bigmem.Usage()
 				b.StartTimer()
 				X, y, err := v.load(e, s)
 				b.StopTimer()
-				c1, f1 := usage()
+				c1, f1 := bigmem.Usage()
 				if err != nil || len(X) != n || len(y) != n {
 					b.Fatal(len(X), err)
 				}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dpsql/dpsql/engine"
+	"github.com/dpsql/dpsql/internal/bigmem"
 	"github.com/dpsql/dpsql/noise"
 	"github.com/dpsql/dpsql/store"
 )
@@ -102,9 +103,9 @@ func trainCase(e *engine.Engine, db *sql.DB, n, reps int, python, opts, cpuprofi
 	for r := 0; r < reps; r++ {
 		var line []string
 		for _, q := range qs {
-			cpu0, flt0 := usage()
+			cpu0, flt0 := bigmem.Usage()
 			el := q.run()
-			cpu1, flt1 := usage()
+			cpu1, flt1 := bigmem.Usage()
 			times[q.name] = append(times[q.name], el)
 			// CPU seconds and minor page faults of this process (sklearn's
 			// are its own process's: not counted).

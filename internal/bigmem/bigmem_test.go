@@ -70,14 +70,14 @@ func BenchmarkFirstWrite(b *testing.B) {
 			var flt int64
 			for i := 0; i < b.N; i++ {
 				debug.FreeOSMemory()
-				c0, f0 := faults()
+				c0, f0 := Usage()
 				t0 := time.Now()
 				s := v.mk(n)
 				for i := range s {
 					s[i] = 1
 				}
 				wall += time.Since(t0)
-				c1, f1 := faults()
+				c1, f1 := Usage()
 				cpu, flt = cpu+c1-c0, flt+f1-f0
 			}
 			b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "ms/fill")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpsql/dpsql/audit"
 	"github.com/dpsql/dpsql/budget"
+	"github.com/dpsql/dpsql/internal/bigmem"
 	"github.com/dpsql/dpsql/mechanism"
 )
 
@@ -473,19 +474,7 @@ func TestRanksMatchSort(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fs := make([]featureRelease, len(los))
-		grids, cands := make([][]float64, len(los)), make([][]float64, len(los))
-		for j := range fs {
-			fs[j] = featureRelease{p: p, j: j}
-			grids[j] = p.grids[j]
-			down, up := candidates(los[j]+(his[j]-los[j])/8, los[j], his[j], Octaves)
-			cands[j] = sortedUnion(down, up)
-		}
-		row := func(i int, out []float64) {
-			for k := range out {
-				out[k] = cols[k][i]
-			}
-		}
+		fs, grids, cands, row := rankSetup(p, cols, 1.0/8)
 		for _, pts := range [][][]float64{grids, cands} {
 			got := p.cellRanks(fs, pts, row)
 			for j := range fs {
@@ -498,6 +487,25 @@ func TestRanksMatchSort(t *testing.T) {
 			}
 		}
 	}
+}
+
+// rankSetup returns the features of p, their grids, the bound candidates
+// around a median at lo + at·(hi − lo), and a row reader of the columns.
+func rankSetup(p *Plan, cols [][]float64, at float64) ([]featureRelease, [][]float64, [][]float64, func(i int, out []float64)) {
+	fs := make([]featureRelease, len(p.lo))
+	grids, cands := make([][]float64, len(p.lo)), make([][]float64, len(p.lo))
+	for j := range fs {
+		fs[j] = featureRelease{p: p, j: j}
+		grids[j] = p.grids[j]
+		down, up := candidates(p.lo[j]+(p.hi[j]-p.lo[j])*at, p.lo[j], p.hi[j], Octaves)
+		cands[j] = sortedUnion(down, up)
+	}
+	row := func(i int, out []float64) {
+		for k := range out {
+			out[k] = cols[k][i]
+		}
+	}
+	return fs, grids, cands, row
 }
 
 // TestRanksMatchPrevious: the clip on keys counts exactly as the clip on
@@ -526,19 +534,7 @@ func TestRanksMatchPrevious(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := make([]featureRelease, len(los))
-	grids, cands := make([][]float64, len(los)), make([][]float64, len(los))
-	for j := range fs {
-		fs[j] = featureRelease{p: p, j: j}
-		grids[j] = p.grids[j]
-		down, up := candidates(los[j]+(his[j]-los[j])/3, los[j], his[j], Octaves)
-		cands[j] = sortedUnion(down, up)
-	}
-	row := func(i int, out []float64) {
-		for k := range out {
-			out[k] = cols[k][i]
-		}
-	}
+	fs, grids, cands, row := rankSetup(p, cols, 1.0/3)
 	for _, pts := range [][][]float64{grids, cands} {
 		got := p.cellRanks(fs, pts, row)
 		prev := p.cellRanksFloatClip(fs, pts, row)
@@ -675,4 +671,11 @@ func nanKey(v float64) uint64 {
 	}
 	m := isNum - 1 // all ones iff NaN
 	return orderKey(v) | m
+}
+
+// cpuTime is the process's CPU time: under load from other processes it
+// resolves what wall time does not.
+func cpuTime() time.Duration {
+	c, _ := bigmem.Usage()
+	return c
 }

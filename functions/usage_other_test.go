@@ -1,7 +1,0 @@
-//go:build !unix
-
-package functions
-
-import "time"
-
-func usage() (time.Duration, int64) { return 0, 0 }
