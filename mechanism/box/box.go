@@ -462,8 +462,8 @@ func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, o
 		}
 	}
 	// The clip to the declared bounds is done on the keys (order-preserving,
-	// so clamping keys is clamping values; integer min/max are one
-	// conditional move each, the float ones carry NaN and −0 rules).
+	// so clamping keys is clamping values; minKey/maxKey are three integer
+	// operations each, the float min/max carry NaN and −0 rules).
 	klo, khi := make([]uint64, d), make([]uint64, d)
 	for k, f := range fs {
 		klo[k], khi[k] = orderKey(p.lo[f.j]), orderKey(p.hi[f.j])
@@ -520,7 +520,7 @@ func countRow(vals []float64, klo, khi []uint64, start []int32, keys, key []uint
 	klo, khi, key, base = klo[:d], khi[:d], key[:d], base[:d]
 	const row = 1<<bucketBits + 1
 	for k, v := range vals {
-		x := min(max(orderKey(v), klo[k]), khi[k]) | nanMask(v)
+		x := minKey(maxKey(orderKey(v), klo[k]), khi[k]) | nanMask(v)
 		key[k] = x
 		base[k] = int(start[k*row+int(x>>(64-bucketBits))])
 	}
@@ -533,6 +533,19 @@ func countRow(vals []float64, klo, khi []uint64, start []int32, keys, key []uint
 	for _, b := range base {
 		c[b]++
 	}
+}
+
+// minKey and maxKey are min and max of two keys by a borrow mask: the
+// compiler turns the builtin min/max of uint64 into a conditional jump,
+// whose time would depend on whether a value lies outside its bounds.
+func minKey(a, b uint64) uint64 {
+	_, lt := bits.Sub64(a, b, 0) // 1 iff a < b
+	return b ^ ((a ^ b) & -lt)
+}
+
+func maxKey(a, b uint64) uint64 {
+	_, lt := bits.Sub64(a, b, 0) // 1 iff a < b
+	return a ^ ((a ^ b) & -lt)
 }
 
 // nanMask is all ones for NaN (NULL) and 0 for a number, without a branch.
