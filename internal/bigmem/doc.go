@@ -9,6 +9,10 @@
 // 1.1–3.5 s to fill 160 MB, against 0.05–0.09 s advised as here. Make
 // advises the kernel to back such a buffer with transparent huge pages
 // (madvise MADV_HUGEPAGE, Linux; 2 MiB a fault) before anything writes it.
+// It helps where a 2 MiB range has no page mapped (memory fresh from the
+// kernel, or wholly returned); where the scavenger returned a range only in
+// part the kernel still faults 4 KiB pages, and heap memory still mapped
+// costs no fault either way.
 // The advice changes only how memory is mapped: the buffer is an ordinary
 // Go slice, zeroed, freed by the garbage collector; where the kernel has no
 // huge pages (or THP is off) it is a no-op, and the allocation's size, never
