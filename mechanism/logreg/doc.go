@@ -30,8 +30,9 @@
 // solver.go the descent. The descent is package-local (the SVM work
 // builds a similar solver; a shared one is for later).
 //
-// Imports: budget, mechanism, mechanism/amp, noise, gonum/mat (the
-// preconditioner's eigendecomposition). Like every mechanism package it may not
+// Imports: budget, mechanism, mechanism/amp, noise, internal/bigmem (the
+// scaled copy's huge pages), gonum/mat (the preconditioner's
+// eigendecomposition). Like every mechanism package it may not
 // import catalog, store, functions, go-mysql-server or anything else that
 // knows SQL, nor another mechanism that imports it (docs/architecture.md).
 package logreg
