@@ -78,10 +78,14 @@ func (h *Handler) sqlPrepare(c *mysql.Conn, query string) (rewritten string, don
 		syntax.Stash(c.ConnectionID, rw)
 		return syntax.SQLPrepareText(name, rw.SQL), func() { syntax.Drop(c.ConnectionID) }, true, nil
 	}
-	if name, is := syntax.SQLExecute(query); is {
+	if name, single, is := syntax.SQLExecute(query); is {
 		rw, has := h.prepared.get(c.ConnectionID, name)
 		if !has {
 			return query, func() {}, true, nil
+		}
+		if !single {
+			return "", nil, true, mysql.NewSQLError(mysql.ERParseError, mysql.SSClientError,
+				"EXECUTE %s: a statement prepared with SELECT WITH DIFFERENTIAL_PRIVACY is executed as EXECUTE %s [USING @v, …] alone in its text (not in a multi-statement text)", name, name)
 		}
 		syntax.Stash(c.ConnectionID, rw)
 		return query, func() { syntax.Drop(c.ConnectionID) }, true, nil

@@ -75,13 +75,32 @@ func SQLPrepareName(q string) (string, bool) {
 	return stmtName(toks[1])
 }
 
-// SQLExecute recognises EXECUTE name [USING …]: the statement name.
-func SQLExecute(q string) (string, bool) {
-	toks, err := lex(q)
+// SQLExecute recognises EXECUTE name …: the name, and whether the text is
+// exactly EXECUTE name [USING @a [, @b …]] (one whole statement: a clause
+// is stashed for this statement only, never for a later one of a
+// multi-statement text).
+func SQLExecute(q string) (name string, single, ok bool) {
+	toks, err := lex(strings.TrimRight(q, "; \t\r\n"))
 	if err != nil || len(toks) < 2 || !toks[0].word || !strings.EqualFold(toks[0].text, "execute") {
-		return "", false
+		return "", false, false
 	}
-	return stmtName(toks[1])
+	if name, ok = stmtName(toks[1]); !ok {
+		return "", false, false
+	}
+	rest := toks[2:]
+	if len(rest) == 0 {
+		return name, true, true
+	}
+	// USING @v (, @v)*
+	if !rest[0].word || !strings.EqualFold(rest[0].text, "using") || len(rest)%3 != 0 {
+		return name, false, true
+	}
+	for i := 1; i < len(rest); i += 3 {
+		if rest[i].text != "@" || !rest[i+1].word || i+2 < len(rest) && rest[i+2].text != "," {
+			return name, false, true
+		}
+	}
+	return name, true, true
 }
 
 // SQLDeallocate recognises DEALLOCATE PREPARE name and DROP PREPARE name.

@@ -29,9 +29,19 @@ func TestSQLPrepareForms(t *testing.T) {
 	if n, ok := SQLPrepareName("PREPARE S FROM @v"); !ok || n != "s" {
 		t.Errorf("SQLPrepareName: %q %v", n, ok)
 	}
-	for q, want := range map[string]string{"EXECUTE s USING @a, @b": "s", "execute `T`": "t", "EXECUTE": ""} {
-		if n, _ := SQLExecute(q); n != want {
-			t.Errorf("SQLExecute(%s) = %q, want %q", q, n, want)
+	for _, tc := range []struct {
+		q, name       string
+		single, found bool
+	}{
+		{"EXECUTE s USING @a, @b;", "s", true, true},
+		{"execute `T`", "t", true, true},
+		{"EXECUTE s USING @a; SELECT 1", "s", false, true},
+		{"EXECUTE s USING @a @b", "s", false, true},
+		{"EXECUTE s USING 5", "s", false, true},
+		{"EXECUTE", "", false, false},
+	} {
+		if n, single, ok := SQLExecute(tc.q); n != tc.name || single != tc.single || ok != tc.found {
+			t.Errorf("SQLExecute(%s) = %q, %v, %v; want %q, %v, %v", tc.q, n, single, ok, tc.name, tc.single, tc.found)
 		}
 	}
 	for q, want := range map[string]string{"DEALLOCATE PREPARE s": "s", "DROP PREPARE S": "s", "DROP TABLE s": ""} {
