@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Server-side prepared statements of DP aggregate queries (issue 27 item
@@ -21,7 +23,13 @@ import (
 // and an analyst on one connection.
 func prepShop(t *testing.T) (root, ana *sql.DB) {
 	t.Helper()
-	ts := startServer(t, t.TempDir())
+	_, root, ana = prepShopServer(t)
+	return root, ana
+}
+
+func prepShopServer(t *testing.T) (ts *testServer, root, ana *sql.DB) {
+	t.Helper()
+	ts = startServer(t, t.TempDir())
 	root = setupShop(t, ts)
 	mustExec(t, root, "CREATE TABLE visits (id INT PRIMARY KEY, minutes DOUBLE)")
 	var vs []string
@@ -31,7 +39,7 @@ func prepShop(t *testing.T) (root, ana *sql.DB) {
 	mustExec(t, root, "INSERT INTO visits VALUES "+strings.Join(vs, ","))
 	mustExec(t, root, "CALL dp_bounds('visits', 'minutes', 0, 60)")
 	mustExec(t, root, "CALL dp_protect('visits', 10, 0)")
-	return root, shopAnalyst(t, ts, root, "ana")
+	return ts, root, shopAnalyst(t, ts, root, "ana")
 }
 
 // prepared prepares q on db (one connection) and fails the test on error.
@@ -329,7 +337,7 @@ func TestPreparedDPRefusals(t *testing.T) {
 // later PREPARE of the same name without it, DEALLOCATE or another
 // connection never inherits it.
 func TestSQLPreparedDPClause(t *testing.T) {
-	root, anaDB := prepShop(t)
+	ts, root, anaDB := prepShopServer(t)
 	ctx := t.Context()
 	ana, err := anaDB.Conn(ctx) // SQL-level statements live on one connection
 	if err != nil {
@@ -387,5 +395,43 @@ func TestSQLPreparedDPClause(t *testing.T) {
 	if _, err := ana.ExecContext(ctx, "PREPARE u FROM 'SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = ?) COUNT(*) FROM orders'"); err == nil || !strings.Contains(err.Error(), "placeholder") {
 		t.Fatalf("PREPARE with ? in OPTIONS: %v", err)
 	}
-	wantCharged(t, root, "shop.orders", c0, 0, 0, "refused PREPARE")
+	c0 = wantCharged(t, root, "shop.orders", c0, 0, 0, "refused PREPARE")
+
+	// With multi-statements on (as the mariadb CLI sends every text): a
+	// text of one PREPARE or EXECUTE takes the same path; an EXECUTE of a
+	// clause statement followed by another statement is refused, so the
+	// clause never reaches a later statement.
+	cfg := mysql.NewConfig()
+	cfg.User, cfg.Passwd, cfg.Net, cfg.Addr, cfg.DBName = "ana", "ana-pw", "tcp", ts.srv.Addr(), "shop"
+	cfg.AllowNativePasswords, cfg.MultiStatements = true, true
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	multiDB := sql.OpenDB(connector)
+	defer multiDB.Close()
+	multi, err := multiDB.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer multi.Close()
+	if _, err := multi.ExecContext(ctx, "PREPARE m FROM 'SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS(epsilon = 0.5) COUNT(*) FROM orders WHERE amount > ?'"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := multi.ExecContext(ctx, "SET @w = 3"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := multi.QueryContext(ctx, "EXECUTE m USING @w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stringRows(t, r); math.Abs(atof(t, got[0][0])-201) > 40 {
+		t.Fatalf("multi-statement connection, EXECUTE m USING 3: %v", got)
+	}
+	r.Close()
+	c0 = wantCharged(t, root, "shop.orders", c0, 1, 0.5, "EXECUTE of the clause with multi-statements on")
+	if _, err := multi.ExecContext(ctx, "SET @w = 4; EXECUTE m USING @w; SELECT 1"); err == nil || !strings.Contains(err.Error(), "alone in its text") {
+		t.Fatalf("EXECUTE of a clause statement amid other statements: %v", err)
+	}
+	wantCharged(t, root, "shop.orders", c0, 0, 0, "refused multi-statement EXECUTE")
 }

@@ -151,6 +151,25 @@ func (h *Handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	defer h.pinIfLockingRead(c, query)
 	// A later statement of a multi-statement text keeps the ordinary path.
 	_, later := h.inMulti.LoadAndDelete(c.ConnectionID)
+	// SQL-level PREPARE / EXECUTE / DEALLOCATE (sqlprepare.go): a text of
+	// one such statement takes ComQuery's path, which handles the clause;
+	// in a text of several, an EXECUTE of a clause statement is refused
+	// and a PREPARE or DEALLOCATE forgets the name's clause.
+	switch fw := syntax.FirstWord(query); fw {
+	case "prepare", "execute", "deallocate", "drop":
+		if _, ok := syntax.SQLDeallocate(query); fw == "drop" && !ok {
+			break // DROP TABLE …: not a prepared statement's
+		}
+		if syntax.SingleStatement(query) {
+			return "", h.ComQuery(ctx, c, query, callback)
+		}
+		if _, done, ok, err := h.sqlPrepare(c, query); ok {
+			if err != nil {
+				return "", err
+			}
+			done()
+		}
+	}
 	// A text of one EXPLAIN (as the mariadb/mysql clients send every
 	// statement, with multi-statements on): the EXPLAIN of a DP query
 	// answers its plan (dpexplain.go); ComQuery takes the rest.

@@ -64,6 +64,25 @@ func SQLPrepareText(name, text string) string {
 		strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(text) + "'"
 }
 
+// SingleStatement reports whether q holds one statement: no ';' outside
+// literals and comments except trailing ones.
+func SingleStatement(q string) bool {
+	toks, err := lex(q)
+	if err != nil {
+		return false
+	}
+	end := len(toks)
+	for end > 0 && toks[end-1].text == ";" {
+		end--
+	}
+	for _, t := range toks[:end] {
+		if t.text == ";" {
+			return false
+		}
+	}
+	return true
+}
+
 // SQLPrepareName recognises PREPARE name FROM … in any form (a literal or
 // a variable): the statement name.
 func SQLPrepareName(q string) (string, bool) {

@@ -54,4 +54,9 @@ func TestSQLPrepareForms(t *testing.T) {
 			t.Errorf("FirstWord(%q) = %q, want %q", q, got, want)
 		}
 	}
+	for q, want := range map[string]bool{"EXECUTE s;": true, "PREPARE s FROM 'a; b';": true, "EXECUTE s; SELECT 1": false, "SELECT 1 -- ;": true} {
+		if got := SingleStatement(q); got != want {
+			t.Errorf("SingleStatement(%q) = %v, want %v", q, got, want)
+		}
+	}
 }
