@@ -155,7 +155,7 @@ func (h *Handler) ComMultiQuery(ctx context.Context, c *mysql.Conn, query string
 	// one such statement takes ComQuery's path, which handles the clause;
 	// in a text of several, an EXECUTE of a clause statement is refused
 	// and a PREPARE or DEALLOCATE forgets the name's clause.
-	switch fw := syntax.FirstWord(query); fw {
+	switch fw := firstWord(query); fw {
 	case "prepare", "execute", "deallocate", "drop":
 		if _, ok := syntax.SQLDeallocate(query); fw == "drop" && !ok {
 			break // DROP TABLE …: not a prepared statement's

@@ -1,6 +1,7 @@
 package fastpath
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/dolthub/vitess/go/mysql"
@@ -55,7 +56,7 @@ func (s *sqlPrepared) drop(conn uint32) {
 // sqlPrepare handles the SQL-level prepared statement forms; ok is false
 // for every other statement (left to dpClause).
 func (h *Handler) sqlPrepare(c *mysql.Conn, query string) (rewritten string, done func(), ok bool, err error) {
-	switch syntax.FirstWord(query) {
+	switch firstWord(query) {
 	case "prepare", "execute", "deallocate", "drop":
 	default:
 		return query, nil, false, nil
@@ -98,4 +99,16 @@ func (h *Handler) sqlPrepare(c *mysql.Conn, query string) (rewritten string, don
 		return query, func() {}, true, nil
 	}
 	return query, nil, false, nil
+}
+
+// firstWord is the statement's first keyword in lower case (after blanks,
+// comments and opening parentheses; at most 16 bytes): a cheap filter run
+// on every statement before the SQL-level prepared forms are parsed.
+func firstWord(q string) string {
+	q = strings.TrimLeft(stripLeadingComments(q), "( \t\r\n")
+	j := 0
+	for j < len(q) && j < 16 && (q[j] == '_' || q[j] >= '0' && q[j] <= '9' || q[j]|0x20 >= 'a' && q[j]|0x20 <= 'z') {
+		j++
+	}
+	return strings.ToLower(q[:j])
 }

@@ -9,38 +9,6 @@ import "strings"
 // EXECUTE of that name (fastpath). Only the literal form is taken:
 // PREPARE name FROM @variable keeps go-mysql-server's path.
 
-// FirstWord is the statement's first keyword in lower case (after
-// whitespace and comments; at most 16 bytes): a cheap filter run on every
-// statement before the functions below.
-func FirstWord(q string) string {
-	i := 0
-	for i < len(q) {
-		switch c := q[i]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '(':
-			i++
-		case c == '/' && strings.HasPrefix(q[i:], "/*"):
-			j := strings.Index(q[i+2:], "*/")
-			if j < 0 {
-				return ""
-			}
-			i += j + 4
-		case c == '#' || c == '-' && strings.HasPrefix(q[i:], "--"):
-			j := strings.IndexByte(q[i:], '\n')
-			if j < 0 {
-				return ""
-			}
-			i += j + 1
-		default:
-			j := i
-			for j < len(q) && j-i < 16 && isWord(q[j]) {
-				j++
-			}
-			return strings.ToLower(q[i:j])
-		}
-	}
-	return ""
-}
-
 // SQLPrepare recognises PREPARE name FROM '<text>' as one statement: the
 // statement name (lower case, as MySQL compares them) and the unquoted
 // text.

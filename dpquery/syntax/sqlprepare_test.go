@@ -49,11 +49,6 @@ func TestSQLPrepareForms(t *testing.T) {
 			t.Errorf("SQLDeallocate(%s) = %q, want %q", q, n, want)
 		}
 	}
-	for q, want := range map[string]string{"  -- x\n /* y */ (Prepare s": "prepare", "#\nEXECUTE": "execute", "/* open": "", "SELECT 1": "select"} {
-		if got := FirstWord(q); got != want {
-			t.Errorf("FirstWord(%q) = %q, want %q", q, got, want)
-		}
-	}
 	for q, want := range map[string]bool{"EXECUTE s;": true, "PREPARE s FROM 'a; b';": true, "EXECUTE s; SELECT 1": false, "SELECT 1 -- ;": true} {
 		if got := SingleStatement(q); got != want {
 			t.Errorf("SingleStatement(%q) = %v, want %v", q, got, want)
