@@ -30,6 +30,7 @@ func main() {
 	trainRows := flag.Int("train-rows", 1_000_000, "rows of the 20-column classification table of case train")
 	python := flag.String("python", "/usr/bin/python3", "python with scikit-learn for case train (empty: no sklearn reference)")
 	trainOpts := flag.String("train-options", "", "options string appended to each DP_TRAIN of case train")
+	trainRuns := flag.String("train-runs", "logreg,lda,gnb,sum,sklearn", "queries of case train, in round order (a profile of one kind: -train-runs logreg)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed queries to this file")
 	flag.Parse()
 	logrus.SetLevel(logrus.WarnLevel)
@@ -81,7 +82,7 @@ func main() {
 		fmt.Printf("| DP_LSQ linear vs SELECT SUM(c1), %d × 20 | %v | %v | %.2f× |\n", *rows, dp, ref, ratio(dp, ref))
 	}
 	if want["train"] {
-		trainCase(e, db, *trainRows, *reps, *python, *trainOpts, *cpuprofile)
+		trainCase(e, db, *trainRows, *reps, *python, *trainOpts, *trainRuns, *cpuprofile)
 	}
 	if want["svm"] {
 		load(e, "s20", *svmRows, 20, false)

@@ -31,7 +31,7 @@ var sklearnFit string
 // in interleaved rounds: one run of each per round, so that load from other
 // jobs hits them alike. It prints per-query medians and the median of the
 // per-round ratios (issue 28 item 5).
-func trainCase(e *engine.Engine, db *sql.DB, n, reps int, python, opts, cpuprofile string) {
+func trainCase(e *engine.Engine, db *sql.DB, n, reps int, python, opts, runs, cpuprofile string) {
 	const d = 20
 	dir, err := os.MkdirTemp("", "dpsql-bench-train")
 	check(err)
@@ -46,6 +46,13 @@ func trainCase(e *engine.Engine, db *sql.DB, n, reps int, python, opts, cpuprofi
 	mustExec(db, "CALL dp_labels('c20', 'label', '0,1')")
 	mustExec(db, "CALL dp_protect('c20', 1000000, 0.5)")
 
+	want := map[string]bool{}
+	for _, r := range strings.Split(runs, ",") {
+		want[strings.TrimSpace(r)] = true
+	}
+	if !want["sklearn"] {
+		python = ""
+	}
 	var sk *sklearnProc
 	if python != "" {
 		sk, err = startSklearn(python, csvPath)
@@ -92,6 +99,16 @@ func trainCase(e *engine.Engine, db *sql.DB, n, reps int, python, opts, cpuprofi
 	if sk != nil {
 		qs = append(qs, query{"sklearn", sk.fit})
 	}
+	kept := qs[:0]
+	for _, q := range qs {
+		if want[q.name] {
+			kept = append(kept, q)
+		}
+	}
+	qs = kept
+	if len(qs) == 0 {
+		check(fmt.Errorf("-train-runs %q names no query of case train", runs))
+	}
 	qs[len(qs)-1].run() // warm-up (page cache, Python's BLAS)
 	if cpuprofile != "" {
 		f, err := os.Create(cpuprofile)
@@ -121,6 +138,9 @@ func trainCase(e *engine.Engine, db *sql.DB, n, reps int, python, opts, cpuprofi
 		return medianFloat(rs)
 	}
 	row := func(what, a, b string) {
+		if len(times[a]) == 0 || len(times[b]) == 0 {
+			return
+		}
 		fmt.Printf("| %s | %v | %v | %.2f× (per-round median %.2f×) |\n", what, median(times[a]), median(times[b]),
 			ratio(median(times[a]), median(times[b])), roundRatio(a, b))
 	}
