@@ -159,6 +159,12 @@ func (p *trainPlan) releasePlan(ctx *sql.Context, e *Env) *releasePlan {
 		mechanism: mech, calibration: p.scales, hyper: p.hyper, info: info,
 		compute: func() (any, error) {
 			m, err := p.train()
+			// Every reader of the rows (box, kind, prior selection) has
+			// returned: the buffers go back to the pool, zeroed.
+			if p.spec.free != nil {
+				p.spec.free()
+				p.spec.free = nil
+			}
 			if err != nil {
 				return nil, err
 			}

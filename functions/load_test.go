@@ -168,7 +168,7 @@ func TestLoadMatchesChunks(t *testing.T) {
 		e, ref := loadTable(t, classCSV(n, tc.label))
 		for _, planned := range []int64{n, n - 5000, n + 3000, 0} {
 			s := trainSpec{ref: ref, features: []string{"a", "b", "c"}, label: "label", classes: tc.classes, reads: reads, n: planned}
-			X, y, err := e.loadClassification(s)
+			X, y, free, err := e.loadClassification(s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,6 +189,8 @@ func TestLoadMatchesChunks(t *testing.T) {
 			if counts[0] < n/7 || counts[1] == 0 || counts[2] == 0 {
 				t.Fatalf("%s: class counts %v: the labels were not read", tc.name, counts)
 			}
+			// The next read takes these buffers from the pool, zeroed.
+			free()
 		}
 	}
 	// Regression: the label is the fourth column, read as a number.
@@ -222,13 +224,16 @@ func TestLoadMatchesChunks(t *testing.T) {
 
 // BenchmarkLoadClassification1M reads 10⁶ rows × 20 DOUBLE features and a
 // 0/1 label as DP_TRAIN does: "chunks" is the loader before rows became
-// views of one huge-page block, "block" the loader now. The memory goes
-// back to the kernel before each read (as between two calls). Huge-page
+// views of one huge-page block, "block" the loader now with its buffers
+// left to the collector, "pooled" with them given back to internal/bigmem's
+// pool after each read (as a DP_TRAIN release does). The memory the
+// collector freed goes back to the kernel before each read (as between two
+// calls; the pool's stays mapped). Huge-page
 // advice stays on the addresses, so run the two in separate processes,
 // alternating:
 //
 //	go test -c -o /tmp/functions.test ./functions
-//	for i in 1 2 3; do for v in chunks block; do
+//	for i in 1 2 3; do for v in chunks block pooled; do
 //	  /tmp/functions.test -test.run XXX -test.bench "LoadClassification1M/$v\$" -test.benchtime 3x
 //	done; done
 func BenchmarkLoadClassification1M(b *testing.B) {
@@ -257,7 +262,14 @@ func BenchmarkLoadClassification1M(b *testing.B) {
 	for _, v := range []struct {
 		name string
 		load func(*Env, trainSpec) ([][]float64, []int, error)
-	}{{"chunks", chunkLoadClassification}, {"block", (*Env).loadClassification}} {
+	}{{"chunks", chunkLoadClassification}, {"block", func(e *Env, s trainSpec) ([][]float64, []int, error) {
+		X, y, _, err := e.loadClassification(s) // buffers left to the collector
+		return X, y, err
+	}}, {"pooled", func(e *Env, s trainSpec) ([][]float64, []int, error) {
+		X, y, free, err := e.loadClassification(s)
+		free() // back to the pool, zeroed: the next iteration reuses them (only len(X), len(y) are read)
+		return X, y, err
+	}}} {
 		b.Run(v.name, func(b *testing.B) {
 			var cpu time.Duration
 			var flt int64

@@ -18,6 +18,16 @@ type Rows interface {
 	ScanValues(db, table string, cols []string, fn func(row []any) error) (int64, error)
 }
 
+// ParallelFloats is implemented by storage that can decode a scan's rows
+// on several cores (the embedded store): ScanFloats with start called first
+// with the snapshot's row count and fn(i, row) called for row i (table
+// order, from 0), concurrently for different i. ok = false when the table
+// is not one it scans so (nothing read, fn not called); the caller then
+// scans with ScanFloats.
+type ParallelFloats interface {
+	ScanFloatsParallel(db, table string, cols []string, start func(n int64) error, fn func(i int64, row []float64)) (n int64, ok bool, err error)
+}
+
 // Pushdown is implemented by storage that can compute a release's
 // noise-free statistics next to the data (aggregate SQL on a MariaDB or
 // Spider backend). Each method answers ok = false when the table is not
@@ -138,6 +148,19 @@ func (s safeRows) ScanFloats(db, table string, cols []string, fn func(row []floa
 			}
 		}()
 		return fn(row)
+	})
+}
+
+// ScanFloatsParallel leaves a row whose fn panicked as fn left it (the
+// caller's slot i may stay unset: see compactRows), like ScanFloats.
+func (s safeRows) ScanFloatsParallel(db, table string, cols []string, start func(n int64) error, fn func(i int64, row []float64)) (int64, bool, error) {
+	p, ok := s.Rows.(ParallelFloats)
+	if !ok {
+		return 0, false, nil
+	}
+	return p.ScanFloatsParallel(db, table, cols, start, func(i int64, row []float64) {
+		defer func() { _ = recover() }()
+		fn(i, row)
 	})
 }
 

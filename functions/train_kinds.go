@@ -23,12 +23,20 @@ func init() {
 // on the n actually read when owners wrote since planning (n is public; the
 // charge is the same ε, δ).
 func (e *Env) classificationData(s *trainSpec) ([][]float64, []int, error) {
-	X, y, err := e.loadClassification(*s)
+	X, y, free, err := e.loadClassification(*s)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", s.ref.key, err)
 	}
 	s.n = int64(len(X))
 	s.X, s.y = X, y
+	prev := s.free
+	s.free = func() {
+		s.X, s.y = nil, nil
+		if prev != nil {
+			prev()
+		}
+		free()
+	}
 	return X, y, nil
 }
 

@@ -26,9 +26,10 @@ type routedRows struct {
 }
 
 var (
-	_ functions.Rows         = routedRows{}
-	_ functions.Pushdown     = routedRows{}
-	_ functions.UnitPushdown = routedRows{}
+	_ functions.Rows           = routedRows{}
+	_ functions.Pushdown       = routedRows{}
+	_ functions.UnitPushdown   = routedRows{}
+	_ functions.ParallelFloats = routedRows{}
 )
 
 // NewRows returns the DP functions' reads: of attached tables from the
@@ -56,6 +57,15 @@ func (r routedRows) ScanFloats(db, table string, cols []string, fn func([]float6
 		return r.my.ScanFloats(db, table, cols, fn)
 	}
 	return r.emb.ScanFloats(db, table, cols, fn)
+}
+
+// ScanFloatsParallel scans an embedded table on several cores; an attached
+// table is streamed from its backend by ScanFloats (ok = false).
+func (r routedRows) ScanFloatsParallel(db, table string, cols []string, start func(int64) error, fn func(int64, []float64)) (int64, bool, error) {
+	if r.my.Attached(db, table) {
+		return 0, false, nil
+	}
+	return r.emb.ScanFloatsParallel(db, table, cols, start, fn)
 }
 
 func (r routedRows) ScanValues(db, table string, cols []string, fn func([]any) error) (int64, error) {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -630,5 +631,67 @@ func awaitLockWait(t *testing.T, s *Store) {
 			t.Fatal("no lock wait showed up")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// ScanFloatsParallel gives row i of the serial scan as row i, for every row
+// (NULLs and batch boundaries included), with start called first with the
+// snapshot's count.
+func TestScanFloatsParallelMatchesSerial(t *testing.T) {
+	h := newHarness(t)
+	h.setupDB()
+	h.mustQuery("CREATE TABLE p (id INT PRIMARY KEY, a DOUBLE, b BIGINT, c VARCHAR(10))")
+	for _, rows := range []int{0, 1, scanBatchRows - 1, scanBatchRows + 1, 3*scanBatchRows + 7} {
+		h.mustQuery("DELETE FROM p")
+		var vals []string
+		for i := 0; i < rows; i++ {
+			a := fmt.Sprintf("%g", float64(i)*0.25-3)
+			if i%7 == 3 {
+				a = "NULL"
+			}
+			vals = append(vals, fmt.Sprintf("(%d, %s, %d, 'x%d')", i, a, -i*3, i))
+		}
+		for len(vals) > 0 {
+			k := min(len(vals), 500)
+			h.mustQuery("INSERT INTO p VALUES " + strings.Join(vals[:k], ", "))
+			vals = vals[k:]
+		}
+		cols := []string{"b", "A", "c", "id"}
+		var serial [][]float64
+		if _, err := h.s.ScanFloats("db", "p", cols, func(r []float64) error {
+			serial = append(serial, append([]float64{}, r...))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got := make([][]float64, rows)
+		var startN int64 = -1
+		var calls atomic.Int64
+		n, ok, err := h.s.ScanFloatsParallel("db", "p", cols, func(c int64) error {
+			startN = c
+			return nil
+		}, func(i int64, r []float64) {
+			calls.Add(1)
+			got[i] = append([]float64{}, r...)
+		})
+		if err != nil || !ok || n != int64(rows) || startN != int64(rows) || calls.Load() != int64(rows) {
+			t.Fatalf("%d rows: n %d ok %v start %d calls %d err %v", rows, n, ok, startN, calls.Load(), err)
+		}
+		for i := range serial {
+			for j, w := range serial[i] {
+				if g := got[i][j]; !(g == w || math.IsNaN(g) && math.IsNaN(w)) {
+					t.Fatalf("%d rows: row %d column %d: %v, serial %v", rows, i, j, g, w)
+				}
+			}
+		}
+	}
+	if _, _, err := h.s.ScanFloatsParallel("db", "p", []string{"zz"}, nil, func(int64, []float64) {}); err == nil {
+		t.Error("unknown column accepted")
+	}
+	stop := fmt.Errorf("stop")
+	if _, _, err := h.s.ScanFloatsParallel("db", "p", nil, func(int64) error { return stop }, func(int64, []float64) {
+		t.Error("row handed after start failed")
+	}); err != stop {
+		t.Errorf("start error not returned: %v", err)
 	}
 }

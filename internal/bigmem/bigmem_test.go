@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestMake: the buffer is an ordinary zeroed slice of the asked length and
@@ -85,4 +86,81 @@ func BenchmarkFirstWrite(b *testing.B) {
 			b.ReportMetric(float64(flt)/float64(b.N), "faults/fill")
 		})
 	}
+}
+
+// Put zeroes what it keeps and Get hands it back only for its own type and
+// a length it fits; the idle timer drops it.
+func TestPool(t *testing.T) {
+	defer func(idle time.Duration) { PoolIdle = idle }(PoolIdle)
+	PoolIdle = time.Hour
+	drop()
+	n := PoolMin/8 + 100
+	a := Get[float64](n)
+	if len(a) != n {
+		t.Fatalf("len %d", len(a))
+	}
+	for i := range a {
+		a[i] = float64(i) + 1
+	}
+	base := &a[0]
+	Put(a)
+	if g := Get[int64](n); &g[0] == (*int64)(unsafe.Pointer(base)) {
+		t.Fatal("a float64 buffer was handed out as int64")
+	}
+	if g := Get[float64](3 * n); &g[0] == base {
+		t.Fatal("a buffer too small was handed out")
+	}
+	if g := Get[float64](n / 3); &g[0] == base {
+		t.Fatal("a buffer over twice the length asked was handed out")
+	}
+	b := Get[float64](n - 5)
+	if &b[0] != base || len(b) != n-5 {
+		t.Fatalf("kept buffer not reused (len %d)", len(b))
+	}
+	for i, v := range b[:cap(b)] {
+		if v != 0 {
+			t.Fatalf("b[%d] = %v: Put did not zero", i, v)
+		}
+	}
+	if g := Get[float64](n); &g[0] == base {
+		t.Fatal("one buffer handed out twice")
+	}
+	// Pointer types: the rows a [][]float64 held are cleared.
+	rows := Get[[]float64](PoolMin/24 + 1)
+	rows[0] = []float64{1}
+	Put(rows)
+	if r := Get[[]float64](PoolMin/24 + 1); r[0] != nil {
+		t.Fatal("kept [][]float64 not cleared")
+	}
+	Put(b)
+	drop()
+	if g := Get[float64](n); &g[0] == base {
+		t.Fatal("drop kept a buffer")
+	}
+	// Small buffers are not kept.
+	s := Get[float64](10)
+	s[0] = 1
+	Put(s)
+	if Get[float64](10)[0] != 0 {
+		t.Fatal("small buffer not zero")
+	}
+}
+
+// The limit bounds what is kept.
+func TestPoolLimit(t *testing.T) {
+	defer func(l uintptr) { PoolLimit = l }(PoolLimit)
+	drop()
+	PoolLimit = PoolMin
+	n := PoolMin / 8
+	a, b := Get[float64](n), Get[float64](n)
+	pa, pb := &a[0], &b[0]
+	Put(a)
+	Put(b) // over the limit: dropped
+	if g := Get[float64](n); &g[0] != pa {
+		t.Fatal("first buffer not kept")
+	}
+	if g := Get[float64](n); &g[0] == pb {
+		t.Fatal("buffer over the limit kept")
+	}
+	drop()
 }
