@@ -28,6 +28,7 @@ import (
 	"github.com/dpsql/dpsql/fastpath"
 	"github.com/dpsql/dpsql/functions"
 	"github.com/dpsql/dpsql/guard"
+	"github.com/dpsql/dpsql/internal/bigmem"
 	"github.com/dpsql/dpsql/mysqlstore"
 	"github.com/dpsql/dpsql/scaleout"
 	"github.com/dpsql/dpsql/server"
@@ -159,6 +160,9 @@ func (e *Engine) wire(opt Options) error {
 	if mem == 0 {
 		mem = server.DefaultMaxReleaseMemory()
 	}
+	// Idle row buffers kept zeroed between releases (internal/bigmem's
+	// pool) stay within a quarter of the release memory, at most 1 GiB.
+	bigmem.PoolLimit = uintptr(min(1<<30, max(mem, 0)/4))
 	var rows functions.Rows = e.Store
 	if opt.BackendDSN != "" {
 		if e.Backend, err = mysqlstore.Open(opt.BackendDSN, e.DB, e.Log); err != nil {
