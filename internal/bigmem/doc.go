@@ -24,5 +24,16 @@
 // whole heap in Go 1.21.1); only the row buffers' addresses are advised
 // here, and the peak itself is bounded by --max-release-memory.
 //
+// Get and Put (pool.go) go further for the buffers a release owns from
+// start to end (DP_TRAIN's rows, logreg's scaled copy): Put zeroes a
+// buffer on every core and keeps it, Get hands a kept buffer of the same
+// type and a fitting length back, so the next call neither faults nor
+// zeroes on one core. What is kept is zeros only, never a protected value;
+// at most PoolLimit bytes (the engine sets a quarter of the release memory,
+// ≤ 1 GiB), dropped to the collector after PoolIdle without use. Put ends a
+// buffer's life: a caller that kept a slice of it would see the next
+// call's rows, so Put is only called where the release that read the rows
+// has returned (functions: after the model is trained).
+//
 // Imports: none of dpsql (standard library only). Any package may use it.
 package bigmem
