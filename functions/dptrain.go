@@ -32,6 +32,11 @@ type trainPlan struct {
 	// train reads the rows and trains; it may update spec.n and params
 	// when owners wrote since planning (re-planned on the public n read).
 	train func() (*mechanism.Model, error)
+	// correct, if set by the kind, counts the training rows m predicts as
+	// their label on the kind's own copy of the rows (the prior
+	// selection's score, equal to mechanism.Correct's); ok = false: not
+	// available for this m.
+	correct func(m *mechanism.Model) (n int64, ok bool)
 }
 
 // planner plans one kind of DP_TRAIN.

@@ -145,9 +145,14 @@ func (e *Env) planClassifier(a trainArgs, kind string, plan func(a trainArgs) (*
 			return nil, err
 		}
 		prior := mechanism.NewPriorModel(m, class)
-		cm, err := mechanism.Correct(m, X, y)
-		if err != nil {
-			return nil, err
+		cm, ok := int64(0), false
+		if p.correct != nil {
+			cm, ok = p.correct(m)
+		}
+		if !ok {
+			if cm, err = mechanism.Correct(m, X, y); err != nil {
+				return nil, err
+			}
 		}
 		cp, err := mechanism.Correct(prior, X, y)
 		if err != nil {
