@@ -37,13 +37,16 @@ type problem struct {
 	trace func(theta, noisy []float64)
 	// stop ends the descent when the query is killed (result discarded).
 	stop mechanism.Stop
+	// simd selects the AVX2 binary kernel (kernelAVX2 at construction;
+	// tests turn it off to run the Go kernel, its fallback and reference).
+	simd bool
 }
 
 func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary bool, workers int, clip float64) *problem {
 	n, f := len(X), prep.Dim()
 	// The scaled copy (n·F values, 168 MB at 10⁶ × 21) is written once here:
 	// huge pages spare its first writes ≈ 40k page faults (internal/bigmem).
-	p := &problem{x: bigmem.Make[float64](n * f), xnorm: bigmem.Make[float64](n), clip: clip, y: append([]int(nil), y...), n: n, f: f, kp: kp, binary: binary, workers: workers}
+	p := &problem{x: bigmem.Make[float64](n * f), xnorm: bigmem.Make[float64](n), clip: clip, y: append([]int(nil), y...), n: n, f: f, kp: kp, binary: binary, workers: workers, simd: kernelAVX2}
 	if binary {
 		p.rclip = bigmem.Make[float64](n)
 	}
@@ -71,9 +74,26 @@ func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary 
 	return p
 }
 
+// kernelAVX2 selects the AVX2 binary kernel for new problems where the
+// CPU has it (tests set it false to run the Go kernel end to end).
+var kernelAVX2 = haveAVX2
+
 // chunkBuf is one worker's scratch for a block of rows.
 type chunkBuf struct {
 	s []float64 // scores, rows × K′
+	// th and out (binary, AVX2 kernel): θ and the block's sum padded with
+	// zeros to a multiple of 4 values.
+	th, out []float64
+}
+
+// newChunkBuf is one worker's scratch.
+func (p *problem) newChunkBuf() chunkBuf {
+	b := chunkBuf{s: make([]float64, chunkRows*p.kp)}
+	if p.kp == 1 {
+		f4 := (p.f + 3) &^ 3
+		b.th, b.out = make([]float64, f4), make([]float64, f4)
+	}
+	return b
 }
 
 // gradSum writes G(θ) = Σᵢ r̂ᵢ ⊗ xᵢ into g (K′·F, class-major), one block
@@ -91,7 +111,7 @@ func (p *problem) gradSum(theta, g []float64, slots [][]float64) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := chunkBuf{s: make([]float64, chunkRows*p.kp)}
+			buf := p.newChunkBuf()
 			for {
 				c := int(next.Add(1)) - 1
 				if c >= nChunks {
@@ -125,7 +145,7 @@ func (p *problem) chunkGrad(c int, theta, out []float64, buf *chunkBuf) {
 		out[j] = 0
 	}
 	if kp == 1 {
-		p.chunkGradBinary(lo, rows, theta[:f], out[:f])
+		p.chunkGradBinary(lo, rows, theta[:f], out[:f], buf)
 		return
 	}
 	res := buf.s[:kp]
@@ -144,14 +164,33 @@ func (p *problem) chunkGrad(c int, theta, out []float64, buf *chunkBuf) {
 }
 
 // chunkGradBinary is chunkGrad for K′ = 1: residual σ(θ·x) − y ∈ [−1, 1]
-// and its clip inlined (|r| is √(r²), clipRow's norm for one value). Rows
-// go in pairs: both scores in one pass over θ, then out += (r₀x₀ + r₁x₁),
-// so θ and out are read once per two rows. Each entry of out is then a
-// chain of ⌈rows/2⌉ additions of pair sums, one addition each: every row
-// term goes through at most ⌈chunkRows/2⌉ + 1 ≤ chunkRows additions in the
-// block, within the depth sensitivity charges (logreg.md §6).
-func (p *problem) chunkGradBinary(lo, rows int, theta, out []float64) {
+// and its clip inlined (|r| is √(r²), clipRow's norm for one value).
+//
+// With AVX2 (p.simd) the rows go four at a time through
+// binaryGroupsAVX2: the four terms summed as (r₀x₀ + r₁x₁) + (r₂x₂ + r₃x₃)
+// and the sum added to the block's slot, so a row's term passes through
+// at most 3 roundings in its group and ⌈rows/4⌉ additions in the slot;
+// the last rows mod 4 then go as below (at most 2 more additions).
+//
+// The Go kernel (no AVX2, and the reference of the tests) takes rows in
+// pairs: both scores in one pass over θ, then out += (r₀x₀ + r₁x₁), so θ
+// and out are read once per two rows. Each entry of out is then a chain
+// of ⌈rows/2⌉ additions of pair sums, one addition each.
+//
+// Either way every row term goes through far fewer than chunkRows
+// additions in the block, within the depth sensitivity charges
+// (logreg.md §6).
+func (p *problem) chunkGradBinary(lo, rows int, theta, out []float64, buf *chunkBuf) {
 	f := p.f
+	if g := rows / 4; p.simd && g > 0 {
+		_ = p.x[(lo+4*g)*f-1] // the rows the kernel reads
+		_, _ = p.y[lo+4*g-1], p.rclip[lo+4*g-1]
+		copy(buf.th, theta) // the padding stays 0
+		clear(buf.out)
+		binaryGroupsAVX2(&p.x[lo*f], &buf.th[0], &buf.out[0], &p.y[lo], &p.rclip[lo], g, f, tailMask(f))
+		copy(out, buf.out[:f])
+		lo, rows = lo+4*g, rows-4*g
+	}
 	r := 0
 	for ; r+2 <= rows; r += 2 {
 		i := lo + r
@@ -165,6 +204,18 @@ func (p *problem) chunkGradBinary(lo, rows int, theta, out []float64) {
 		x := p.x[i*f : (i+1)*f : (i+1)*f]
 		axpy(p.binaryTerm(dot(theta, x), i), x, out)
 	}
+}
+
+// tailMasks[m] selects the first m of four lanes.
+var tailMasks = [4][4]int64{{}, {-1}, {-1, -1}, {-1, -1, -1}}
+
+// tailMask is the AVX2 kernel's mask for the last F mod 4 columns (nil
+// if none).
+func tailMask(f int) *[4]int64 {
+	if f%4 == 0 {
+		return nil
+	}
+	return &tailMasks[f%4]
 }
 
 // binaryTerm is row i's clipped residual at score s: r = σ(s) − y clamped
