@@ -22,3 +22,13 @@ var haveAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 //
 //go:noescape
 func binaryGroupsAVX2(x, theta, out *float64, y *int, rclip *float64, groups, f int, tail *[4]int64)
+
+// gramGroupsAVX2 adds the upper triangle of Σᵣ xᵣxᵣᵀ over groups·8
+// consecutive rows (F values each) to out, an F × ⌈F/4⌉·4 square
+// (row-major; entries left of the diagonal's 4-column chunk untouched,
+// those left of the diagonal in it not meaningful), with gramRows8's
+// order: the eight products of an entry as a tree of depth 3, then one
+// addition to out (kernel_amd64.s). tail as for binaryGroupsAVX2.
+//
+//go:noescape
+func gramGroupsAVX2(x, out *float64, groups, f int, tail *[4]int64)

@@ -250,3 +250,123 @@ next:
 done:
 	VZEROUPPER
 	RET
+
+// func gramGroupsAVX2(x, out *float64, groups, f int, tail *[4]int64)
+//
+// Adds Σᵣ xᵣxᵣᵀ over groups·8 consecutive rows to out, an F × F4 square
+// (F4 = ⌈F/4⌉·4, row-major), entry (i, j) for every 4-column chunk from
+// the one holding the diagonal on (the entries left of the diagonal in
+// that chunk are computed and never read). Per entry and group:
+// ((x₀ᵢx₀ⱼ + x₁ᵢx₁ⱼ) + (x₂ᵢx₂ⱼ + x₃ᵢx₃ⱼ)) + ((…₄ + …₅) + (…₆ + …₇)), each
+// pair one product and one FMA, then one addition to out: gramRows8's
+// tree. Registers: AX, BX rows 0 and 4 of the group; CX out's row i; DX
+// 8·i; R12, R13, DI the chunk in rows 0–3, rows 4–7 and out; SI the
+// chunks left; R10 = ⌊F/4⌋; R11/Y15 the tail mask; Y0–Y7 the eight xᵣᵢ.
+TEXT ·gramGroupsAVX2(SB), $24-40
+	MOVQ out+8(FP), CX
+	MOVQ CX, outBase-8(SP)
+	MOVQ groups+16(FP), DX
+	MOVQ DX, left-16(SP)
+	MOVQ f+24(FP), R8
+	MOVQ R8, R10
+	SHRQ $2, R10      // ⌊F/4⌋
+	LEAQ 3(R8), R9
+	ANDQ $-4, R9
+	SHLQ $3, R9
+	MOVQ R9, outStride-24(SP) // 8·F4
+	SHLQ $3, R8       // row stride in bytes
+	LEAQ (R8)(R8*2), R9
+	MOVQ x+0(FP), AX
+	LEAQ (AX)(R8*4), BX
+	MOVQ tail+32(FP), R11
+	TESTQ R11, R11
+	JEQ  gnomask
+	VMOVDQU (R11), Y15
+
+gnomask:
+	TESTQ DX, DX
+	JEQ  gdone
+
+ggroup:
+	MOVQ outBase-8(SP), CX
+	XORQ DX, DX
+
+gcol:
+	LEAQ (AX)(DX*1), R12
+	LEAQ (BX)(DX*1), R13
+	VBROADCASTSD (R12), Y0
+	VBROADCASTSD (R12)(R8*1), Y1
+	VBROADCASTSD (R12)(R8*2), Y2
+	VBROADCASTSD (R12)(R9*1), Y3
+	VBROADCASTSD (R13), Y4
+	VBROADCASTSD (R13)(R8*1), Y5
+	VBROADCASTSD (R13)(R8*2), Y6
+	VBROADCASTSD (R13)(R9*1), Y7
+	MOVQ DX, SI
+	ANDQ $-32, SI     // 32·⌊i/4⌋: the diagonal's chunk
+	LEAQ (AX)(SI*1), R12
+	LEAQ (BX)(SI*1), R13
+	LEAQ (CX)(SI*1), DI
+	SHRQ $5, SI
+	NEGQ SI
+	ADDQ R10, SI      // full chunks from there on
+	JEQ  gtail
+
+gloop:
+	VMULPD      (R12)(R8*1), Y1, Y8
+	VFMADD231PD (R12), Y0, Y8
+	VMULPD      (R12)(R9*1), Y3, Y9
+	VFMADD231PD (R12)(R8*2), Y2, Y9
+	VADDPD      Y9, Y8, Y8
+	VMULPD      (R13)(R8*1), Y5, Y10
+	VFMADD231PD (R13), Y4, Y10
+	VMULPD      (R13)(R9*1), Y7, Y11
+	VFMADD231PD (R13)(R8*2), Y6, Y11
+	VADDPD      Y11, Y10, Y10
+	VADDPD      Y10, Y8, Y8
+	VADDPD      (DI), Y8, Y8
+	VMOVUPD     Y8, (DI)
+	ADDQ        $32, R12
+	ADDQ        $32, R13
+	ADDQ        $32, DI
+	DECQ        SI
+	JNZ         gloop
+
+gtail:
+	TESTQ R11, R11
+	JEQ   gnext
+	VMASKMOVPD  (R12), Y15, Y12
+	VMASKMOVPD  (R12)(R8*1), Y15, Y13
+	VMULPD      Y13, Y1, Y8
+	VFMADD231PD Y12, Y0, Y8
+	VMASKMOVPD  (R12)(R8*2), Y15, Y12
+	VMASKMOVPD  (R12)(R9*1), Y15, Y13
+	VMULPD      Y13, Y3, Y9
+	VFMADD231PD Y12, Y2, Y9
+	VADDPD      Y9, Y8, Y8
+	VMASKMOVPD  (R13), Y15, Y12
+	VMASKMOVPD  (R13)(R8*1), Y15, Y13
+	VMULPD      Y13, Y5, Y10
+	VFMADD231PD Y12, Y4, Y10
+	VMASKMOVPD  (R13)(R8*2), Y15, Y12
+	VMASKMOVPD  (R13)(R9*1), Y15, Y13
+	VMULPD      Y13, Y7, Y11
+	VFMADD231PD Y12, Y6, Y11
+	VADDPD      Y11, Y10, Y10
+	VADDPD      Y10, Y8, Y8
+	VADDPD      (DI), Y8, Y8
+	VMOVUPD     Y8, (DI)
+
+gnext:
+	ADDQ outStride-24(SP), CX
+	ADDQ $8, DX
+	CMPQ DX, R8
+	JB   gcol
+	LEAQ (AX)(R8*8), AX
+	LEAQ (BX)(R8*8), BX
+	DECQ left-16(SP)
+	JNZ  ggroup
+
+gdone:
+	VZEROUPPER
+	RET

@@ -226,6 +226,7 @@ func TestGoKernelFallback(t *testing.T) {
 	t.Run("GradientSensitivity", TestGradientSensitivity)
 	t.Run("FusedMatchesGemm", TestFusedMatchesGemm)
 	t.Run("PairsMatchRows", TestPairsMatchRows)
+	t.Run("GramSensitivity", TestGramSensitivity)
 	p := newProblem([][]float64{{0}}, []int{0}, mustPlan(t, testConfig(1, 2, 1, 1, 1e-6)).prep, 1, true, 1, 1)
 	if p.simd {
 		t.Fatal("kernelAVX2 = false, yet newProblem selected the AVX2 kernel")
@@ -273,6 +274,42 @@ func TestAVX2Constants(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("constant %d (offset %d): %#016x, want %#016x", i, 32*i, got[i], want[i])
+		}
+	}
+}
+
+// TestAVX2Gram: XᵀX through gramGroupsAVX2 (groups of eight rows) agrees
+// with the Go kernel (gramRows8) per packed entry within
+// 10⁻¹³·Σᵢ|xᵢⱼxᵢₖ| (+ 10⁻³⁰⁰), for every F mod 4 and block lengths of every
+// residue mod 8, over kernelRows.
+func TestAVX2Gram(t *testing.T) {
+	needAVX2(t)
+	rng := rand.New(rand.NewPCG(28, 8))
+	for _, f := range []int{1, 2, 3, 4, 5, 7, 8, 20, 21, 33} {
+		for _, n := range []int{chunkRows, chunkRows + 1, 2*chunkRows - 3, 2*chunkRows + 7, 13, 5} {
+			y := make([]int, n)
+			p := kernelProblem(kernelRows(rng, n, f), y, f, 1)
+			p.workers = 2
+			p.simd = true
+			got := p.gram()
+			p.simd = false
+			want := p.gram()
+			idx := 0
+			for i := 0; i < f; i++ {
+				for j := i; j < f; j++ {
+					var abs float64
+					for r := 0; r < n; r++ {
+						abs += math.Abs(p.x[r*f+i] * p.x[r*f+j])
+					}
+					if i != j {
+						abs *= math.Sqrt2
+					}
+					if d := math.Abs(got[idx] - want[idx]); !(d <= 1e-13*abs+1e-300) {
+						t.Fatalf("F=%d n=%d entry (%d,%d): avx2 %v, go %v", f, n, i, j, got[idx], want[idx])
+					}
+					idx++
+				}
+			}
 		}
 	}
 }
