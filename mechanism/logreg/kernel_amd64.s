@@ -101,6 +101,14 @@ group:
 	JEQ    dottail
 
 dotloop:
+	// Prefetch 2 KiB (≈ 12 rows) ahead of each row: the block streams
+	// from memory, and the hardware prefetcher alone left ≈ 30 % of the
+	// pass waiting on it (n = 10⁶, F = 21). A prefetch never faults, so
+	// running past the last row is harmless; its address is public.
+	PREFETCHT0  2048(R13)
+	PREFETCHT0  2048(R13)(R8*1)
+	PREFETCHT0  2048(R13)(R8*2)
+	PREFETCHT0  2048(R13)(R9*1)
 	VMOVUPD     (BX)(R12*1), Y4
 	VFMADD231PD (R13), Y4, Y0
 	VFMADD231PD (R13)(R8*1), Y4, Y1
