@@ -32,3 +32,7 @@ func binaryGroupsAVX2(x, theta, out *float64, y *int, rclip *float64, groups, f 
 //
 //go:noescape
 func gramGroupsAVX2(x, out *float64, groups, f int, tail *[4]int64)
+
+// getMXCSR returns the SSE control and status register (tests: the
+// kernels set flush-to-zero and denormals-are-zero and must restore it).
+func getMXCSR() uint32

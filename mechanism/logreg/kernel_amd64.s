@@ -61,13 +61,23 @@ GLOBL binc<>(SB), RODATA|NOPTR, $736
 #define K_MAGIC binc<>+672(SB)
 #define K_SIGN binc<>+704(SB)
 
+// FTZ_DAZ saves MXCSR in saved and sets flush-to-zero (bit 15) and
+// denormals-are-zero (bit 6) until the kernel restores it: a subnormal
+// input or result (eˣ below 2⁻¹⁰²², σ of a score beyond ≈ 708, tiny
+// products) otherwise takes a slow path on this CPU too — a pass whose
+// scores saturate ran 2.7× slower per row — so the time would depend on
+// the values. Flushing moves a value by less than 2⁻¹⁰²² and never raises
+// a magnitude (logreg.md §6).
+#define FTZ_DAZ(saved, tmp) STMXCSR saved; MOVL saved, R12; ORL $0x8040, R12; MOVL R12, tmp; LDMXCSR tmp
+
 // func binaryGroupsAVX2(x, theta, out *float64, y *int, rclip *float64, groups, f int, tail *[4]int64)
 //
 // Registers: AX the group's first row, R13 the current 4-column chunk of
 // it (rows 1–3 at +R8, +2·R8, +R9 = 3·R8), R12 the chunk's byte offset
 // into theta and out (both padded to a multiple of 4), R10 = 32·⌊F/4⌋,
 // R11 the tail mask (nil: F is a multiple of 4), Y15 the mask itself.
-TEXT ·binaryGroupsAVX2(SB), NOSPLIT, $0-64
+TEXT ·binaryGroupsAVX2(SB), NOSPLIT, $8-64
+	FTZ_DAZ(mxcsr-4(SP), tmp-8(SP))
 	MOVQ x+0(FP), AX
 	MOVQ theta+8(FP), BX
 	MOVQ out+16(FP), CX
@@ -256,6 +266,7 @@ next:
 	JNZ  group
 
 done:
+	LDMXCSR mxcsr-4(SP)
 	VZEROUPPER
 	RET
 
@@ -270,7 +281,8 @@ done:
 // tree. Registers: AX, BX rows 0 and 4 of the group; CX out's row i; DX
 // 8·i; R12, R13, DI the chunk in rows 0–3, rows 4–7 and out; SI the
 // chunks left; R10 = ⌊F/4⌋; R11/Y15 the tail mask; Y0–Y7 the eight xᵣᵢ.
-TEXT ·gramGroupsAVX2(SB), $24-40
+TEXT ·gramGroupsAVX2(SB), $32-40
+	FTZ_DAZ(mxcsr-28(SP), tmp-32(SP))
 	MOVQ out+8(FP), CX
 	MOVQ CX, outBase-8(SP)
 	MOVQ groups+16(FP), DX
@@ -376,5 +388,14 @@ gnext:
 	JNZ  ggroup
 
 gdone:
+	LDMXCSR mxcsr-28(SP)
 	VZEROUPPER
+	RET
+
+// func getMXCSR() uint32 — for the tests: MXCSR as the caller sees it
+// (the kernels must leave it as they found it).
+TEXT ·getMXCSR(SB), NOSPLIT, $8-4
+	STMXCSR tmp-4(SP)
+	MOVL    tmp-4(SP), AX
+	MOVL    AX, ret+0(FP)
 	RET

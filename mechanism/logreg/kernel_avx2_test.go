@@ -2,12 +2,15 @@ package logreg
 
 import (
 	"bufio"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/dpsql/dpsql/internal/bigmem"
 )
 
 // needAVX2 skips where the AVX2 kernel cannot run (not amd64, or a CPU
@@ -233,6 +236,41 @@ func TestGoKernelFallback(t *testing.T) {
 	}
 }
 
+// TestAVX2RestoresMXCSR: both kernels run with flush-to-zero and
+// denormals-are-zero (so subnormal values take no slow path) and must give
+// MXCSR back unchanged — a kernel that leaked its mode would change the
+// rounding of every later float operation on the thread. Subnormal
+// inputs and a score whose eˣ and σ underflow are among the rows.
+func TestAVX2RestoresMXCSR(t *testing.T) {
+	needAVX2(t)
+	if m := getMXCSR(); m&0x8040 != 0 {
+		t.Fatalf("MXCSR %#x already has FTZ/DAZ: the test cannot tell", m)
+	}
+	for _, f := range []int{4, 5} {
+		x := make([]float64, 8*f)
+		for i := range x {
+			x[i] = 0x1p-1070 * float64(i%3)
+		}
+		x[0] = 1
+		th, out, sq := make([]float64, 8), make([]float64, 8), make([]float64, f*8)
+		th[0] = -750 // row 0: s = −750, e^750 overflows, σ = 0; θ₀·x tiny: subnormal products
+		y := []int{0, 1, 0, 1}
+		rclip := []float64{1, 1, 1, 1}
+		// Read just before each call: the set-up above may have raised a
+		// sticky flag (a subnormal operand), which the kernel must keep.
+		before := getMXCSR()
+		binaryGroupsAVX2(&x[0], &th[0], &out[0], &y[0], &rclip[0], 1, f, tailMask(f))
+		if got := getMXCSR(); got != before {
+			t.Fatalf("F=%d: MXCSR %#x after binaryGroupsAVX2, %#x before", f, got, before)
+		}
+		before = getMXCSR()
+		gramGroupsAVX2(&x[0], &sq[0], 1, f, tailMask(f))
+		if got := getMXCSR(); got != before {
+			t.Fatalf("F=%d: MXCSR %#x after gramGroupsAVX2, %#x before", f, got, before)
+		}
+	}
+}
+
 // TestAVX2Constants checks the constant table of kernel_amd64.s against
 // the Go constants of expFixed, expReduce and residual, bit for bit.
 func TestAVX2Constants(t *testing.T) {
@@ -310,5 +348,50 @@ func TestAVX2Gram(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkSaturatedScores times a gradient block of 16384 rows (F = 4,
+// xᵣ = eᵣ, so every score is θᵣ) at s = 1 and at s = 750 (eˣ and σ
+// underflow to subnormals or 0), AVX2 and Go kernels alternating; CPU ns
+// per row (process CPU time). The AVX2 kernel runs with flush-to-zero, so
+// its two figures should agree; the Go kernel's do not (a subnormal result
+// takes a slow path) — its time depends on how many scores saturate.
+func BenchmarkSaturatedScores(b *testing.B) {
+	n, f := 4*chunkRows, 4
+	x := make([]float64, n*f)
+	y := make([]int, n)
+	for i := 0; i < n; i++ {
+		x[i*f+i%4] = 1
+		y[i] = i % 2
+	}
+	p := kernelProblem(x, y, f, 0.25)
+	buf := p.newChunkBuf()
+	out := make([]float64, f)
+	kernels := []bool{false}
+	if haveAVX2 {
+		kernels = append(kernels, true)
+	}
+	res := map[string][]float64{}
+	for i := 0; i < b.N; i++ {
+		for _, s := range []float64{1, 750} {
+			theta := []float64{s, s, s, s}
+			for _, simd := range kernels {
+				p.simd = simd
+				c0, _ := bigmem.Usage()
+				for c := 0; c < n/chunkRows; c++ {
+					p.chunkGrad(c, theta, out, &buf)
+				}
+				c1, _ := bigmem.Usage()
+				name := fmt.Sprintf("go-s%v-ns", s)
+				if simd {
+					name = fmt.Sprintf("asm-s%v-ns", s)
+				}
+				res[name] = append(res[name], float64((c1-c0).Nanoseconds())/float64(n))
+			}
+		}
+	}
+	for name, v := range res {
+		b.ReportMetric(median(v), name)
 	}
 }

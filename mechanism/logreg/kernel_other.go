@@ -12,3 +12,5 @@ func binaryGroupsAVX2(x, theta, out *float64, y *int, rclip *float64, groups, f 
 func gramGroupsAVX2(x, out *float64, groups, f int, tail *[4]int64) {
 	panic("logreg: gramGroupsAVX2 without AVX2") // unreachable: haveAVX2 is false
 }
+
+func getMXCSR() uint32 { return 0 }
