@@ -61,6 +61,12 @@ GLOBL binc<>(SB), RODATA|NOPTR, $736
 #define K_MAGIC binc<>+672(SB)
 #define K_SIGN binc<>+704(SB)
 
+// PAIR sets dst = b0·[m0] + b1·[m1] as one product and one FMA (two
+// rounding steps at most: the pair sums of the kernels' trees); MPAIR is
+// PAIR on the last F mod 4 columns, loaded under the mask Y15 into t0, t1.
+#define PAIR(m0, m1, b0, b1, dst) VMULPD m1, b1, dst; VFMADD231PD m0, b0, dst
+#define MPAIR(m0, m1, t0, t1, b0, b1, dst) VMASKMOVPD m0, Y15, t0; VMASKMOVPD m1, Y15, t1; VMULPD t1, b1, dst; VFMADD231PD t0, b0, dst
+
 // FTZ_DAZ saves MXCSR in saved and sets flush-to-zero (bit 15) and
 // denormals-are-zero (bit 6) until the kernel restores it: a subnormal
 // input or result (eˣ below 2⁻¹⁰²², σ of a score beyond ≈ 708, tiny
@@ -231,10 +237,8 @@ hsum:
 	JEQ     axtail
 
 axloop:
-	VMULPD      (R13)(R8*1), Y5, Y0
-	VFMADD231PD (R13), Y4, Y0
-	VMULPD      (R13)(R9*1), Y7, Y1
-	VFMADD231PD (R13)(R8*2), Y6, Y1
+	PAIR((R13), (R13)(R8*1), Y4, Y5, Y0)
+	PAIR((R13)(R8*2), (R13)(R9*1), Y6, Y7, Y1)
 	VADDPD      Y1, Y0, Y0
 	VADDPD      (CX)(R12*1), Y0, Y0
 	VMOVUPD     Y0, (CX)(R12*1)
@@ -246,14 +250,8 @@ axloop:
 axtail:
 	TESTQ R11, R11
 	JEQ   next
-	VMASKMOVPD  (R13), Y15, Y2
-	VMASKMOVPD  (R13)(R8*1), Y15, Y3
-	VMULPD      Y3, Y5, Y0
-	VFMADD231PD Y2, Y4, Y0
-	VMASKMOVPD  (R13)(R8*2), Y15, Y2
-	VMASKMOVPD  (R13)(R9*1), Y15, Y3
-	VMULPD      Y3, Y7, Y1
-	VFMADD231PD Y2, Y6, Y1
+	MPAIR((R13), (R13)(R8*1), Y2, Y3, Y4, Y5, Y0)
+	MPAIR((R13)(R8*2), (R13)(R9*1), Y2, Y3, Y6, Y7, Y1)
 	VADDPD      Y1, Y0, Y0
 	VADDPD      (CX)(R12*1), Y0, Y0
 	VMOVUPD     Y0, (CX)(R12*1)
@@ -333,15 +331,11 @@ gcol:
 	JEQ  gtail
 
 gloop:
-	VMULPD      (R12)(R8*1), Y1, Y8
-	VFMADD231PD (R12), Y0, Y8
-	VMULPD      (R12)(R9*1), Y3, Y9
-	VFMADD231PD (R12)(R8*2), Y2, Y9
+	PAIR((R12), (R12)(R8*1), Y0, Y1, Y8)
+	PAIR((R12)(R8*2), (R12)(R9*1), Y2, Y3, Y9)
 	VADDPD      Y9, Y8, Y8
-	VMULPD      (R13)(R8*1), Y5, Y10
-	VFMADD231PD (R13), Y4, Y10
-	VMULPD      (R13)(R9*1), Y7, Y11
-	VFMADD231PD (R13)(R8*2), Y6, Y11
+	PAIR((R13), (R13)(R8*1), Y4, Y5, Y10)
+	PAIR((R13)(R8*2), (R13)(R9*1), Y6, Y7, Y11)
 	VADDPD      Y11, Y10, Y10
 	VADDPD      Y10, Y8, Y8
 	VADDPD      (DI), Y8, Y8
@@ -355,23 +349,11 @@ gloop:
 gtail:
 	TESTQ R11, R11
 	JEQ   gnext
-	VMASKMOVPD  (R12), Y15, Y12
-	VMASKMOVPD  (R12)(R8*1), Y15, Y13
-	VMULPD      Y13, Y1, Y8
-	VFMADD231PD Y12, Y0, Y8
-	VMASKMOVPD  (R12)(R8*2), Y15, Y12
-	VMASKMOVPD  (R12)(R9*1), Y15, Y13
-	VMULPD      Y13, Y3, Y9
-	VFMADD231PD Y12, Y2, Y9
+	MPAIR((R12), (R12)(R8*1), Y12, Y13, Y0, Y1, Y8)
+	MPAIR((R12)(R8*2), (R12)(R9*1), Y12, Y13, Y2, Y3, Y9)
 	VADDPD      Y9, Y8, Y8
-	VMASKMOVPD  (R13), Y15, Y12
-	VMASKMOVPD  (R13)(R8*1), Y15, Y13
-	VMULPD      Y13, Y5, Y10
-	VFMADD231PD Y12, Y4, Y10
-	VMASKMOVPD  (R13)(R8*2), Y15, Y12
-	VMASKMOVPD  (R13)(R9*1), Y15, Y13
-	VMULPD      Y13, Y7, Y11
-	VFMADD231PD Y12, Y6, Y11
+	MPAIR((R13), (R13)(R8*1), Y12, Y13, Y4, Y5, Y10)
+	MPAIR((R13)(R8*2), (R13)(R9*1), Y12, Y13, Y6, Y7, Y11)
 	VADDPD      Y11, Y10, Y10
 	VADDPD      Y10, Y8, Y8
 	VADDPD      (DI), Y8, Y8
