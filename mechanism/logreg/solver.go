@@ -82,8 +82,10 @@ var kernelAVX2 = haveAVX2
 type chunkBuf struct {
 	s []float64 // scores, rows × K′
 	// th and out (binary, AVX2 kernel): θ and the block's sum padded with
-	// zeros to a multiple of 4 values.
-	th, out []float64
+	// zeros to a multiple of 4 values; tx, ty, tc: the block's last rows
+	// mod 4 (x, y, rclip) padded with zero rows to one group.
+	th, out, tx, tc []float64
+	ty              []int
 }
 
 // newChunkBuf is one worker's scratch.
@@ -92,6 +94,7 @@ func (p *problem) newChunkBuf() chunkBuf {
 	if p.kp == 1 {
 		f4 := (p.f + 3) &^ 3
 		b.th, b.out = make([]float64, f4), make([]float64, f4)
+		b.tx, b.tc, b.ty = make([]float64, 4*p.f), make([]float64, 4), make([]int, 4)
 	}
 	return b
 }
@@ -169,8 +172,10 @@ func (p *problem) chunkGrad(c int, theta, out []float64, buf *chunkBuf) {
 // With AVX2 (p.simd) the rows go four at a time through
 // binaryGroupsAVX2: the four terms summed as (r₀x₀ + r₁x₁) + (r₂x₂ + r₃x₃)
 // and the sum added to the block's slot, so a row's term passes through
-// at most 3 roundings in its group and ⌈rows/4⌉ additions in the slot;
-// the last rows mod 4 then go as below (at most 2 more additions).
+// at most 3 roundings in its group and ⌈rows/4⌉ additions in the slot.
+// The last rows mod 4 go through the kernel too, as one group padded with
+// zero rows (x = 0, y = 0, rclip = 0: their terms are exactly 0), so that
+// every row runs under its flush-to-zero (logreg.md §6).
 //
 // The Go kernel (no AVX2, and the reference of the tests) takes rows in
 // pairs: both scores in one pass over θ, then out += (r₀x₀ + r₁x₁), so θ
@@ -182,14 +187,26 @@ func (p *problem) chunkGrad(c int, theta, out []float64, buf *chunkBuf) {
 // (logreg.md §6).
 func (p *problem) chunkGradBinary(lo, rows int, theta, out []float64, buf *chunkBuf) {
 	f := p.f
-	if g := rows / 4; p.simd && g > 0 {
-		_ = p.x[(lo+4*g)*f-1] // the rows the kernel reads
-		_, _ = p.y[lo+4*g-1], p.rclip[lo+4*g-1]
+	if p.simd {
 		copy(buf.th, theta) // the padding stays 0
 		clear(buf.out)
-		binaryGroupsAVX2(&p.x[lo*f], &buf.th[0], &buf.out[0], &p.y[lo], &p.rclip[lo], g, f, tailMask(f))
+		if g := rows / 4; g > 0 {
+			_ = p.x[(lo+4*g)*f-1] // the rows the kernel reads
+			_, _ = p.y[lo+4*g-1], p.rclip[lo+4*g-1]
+			binaryGroupsAVX2(&p.x[lo*f], &buf.th[0], &buf.out[0], &p.y[lo], &p.rclip[lo], g, f, tailMask(f))
+			lo, rows = lo+4*g, rows-4*g
+		}
+		if rows > 0 {
+			clear(buf.tx)
+			clear(buf.tc)
+			clear(buf.ty)
+			copy(buf.tx, p.x[lo*f:(lo+rows)*f])
+			copy(buf.ty, p.y[lo:lo+rows])
+			copy(buf.tc, p.rclip[lo:lo+rows])
+			binaryGroupsAVX2(&buf.tx[0], &buf.th[0], &buf.out[0], &buf.ty[0], &buf.tc[0], 1, f, tailMask(f))
+		}
 		copy(out, buf.out[:f])
-		lo, rows = lo+4*g, rows-4*g
+		return
 	}
 	r := 0
 	for ; r+2 <= rows; r += 2 {
@@ -488,7 +505,8 @@ func gramSize(f int) int { return f * (f + 1) / 2 }
 // ⌈n/chunkRows⌉ + 1 additions of rounded products, the depth
 // gramSensitivity charges. The work does not depend on the values. With
 // AVX2 (p.simd) the groups of eight rows go through gramGroupsAVX2, the
-// same tree and one addition per group (FMA: one rounding fewer).
+// same tree and one addition per group (FMA: one rounding fewer), the last
+// rows mod 8 as one group padded with zero rows.
 func (p *problem) gram() []float64 {
 	f, size := p.f, gramSize(p.f)
 	nChunks := (p.n + chunkRows - 1) / chunkRows
@@ -499,9 +517,9 @@ func (p *problem) gram() []float64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var sq []float64 // the AVX2 kernel's F × F4 square
+			var sq, tx []float64 // the AVX2 kernel's F × F4 square, a padded group
 			if p.simd {
-				sq = make([]float64, f*((f+3)&^3))
+				sq, tx = make([]float64, f*((f+3)&^3)), make([]float64, 8*f)
 			}
 			for {
 				c := int(next.Add(1)) - 1
@@ -510,12 +528,22 @@ func (p *problem) gram() []float64 {
 				}
 				out := make([]float64, size)
 				i, hi := c*chunkRows, min((c+1)*chunkRows, p.n)
-				if g := (hi - i) / 8; p.simd && g > 0 {
-					_ = p.x[(i+8*g)*f-1] // the rows the kernel reads
+				if p.simd {
+					// The last rows mod 8 as one group padded with zero
+					// rows (exact zero products), all under the flush.
 					clear(sq)
-					gramGroupsAVX2(&p.x[i*f], &sq[0], g, f, tailMask(f))
+					if g := (hi - i) / 8; g > 0 {
+						_ = p.x[(i+8*g)*f-1] // the rows the kernel reads
+						gramGroupsAVX2(&p.x[i*f], &sq[0], g, f, tailMask(f))
+						i += 8 * g
+					}
+					if i < hi {
+						clear(tx)
+						copy(tx, p.x[i*f:hi*f])
+						gramGroupsAVX2(&tx[0], &sq[0], 1, f, tailMask(f))
+						i = hi
+					}
 					unpackUpper(sq, f, out)
-					i += 8 * g
 				}
 				for ; i+8 <= hi; i += 8 {
 					gramRows8(p.x[i*f:(i+8)*f:(i+8)*f], f, out)
