@@ -37,8 +37,9 @@ type problem struct {
 	trace func(theta, noisy []float64)
 	// stop ends the descent when the query is killed (result discarded).
 	stop mechanism.Stop
-	// simd selects the AVX2 binary kernel (kernelAVX2 at construction;
-	// tests turn it off to run the Go kernel, its fallback and reference).
+	// simd selects the AVX2 kernels of the binary pass and of XᵀX
+	// (kernelAVX2 at construction; tests turn it off to run the Go
+	// kernels, their fallback and reference).
 	simd bool
 }
 
@@ -74,8 +75,8 @@ func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary 
 	return p
 }
 
-// kernelAVX2 selects the AVX2 binary kernel for new problems where the
-// CPU has it (tests set it false to run the Go kernel end to end).
+// kernelAVX2 selects the AVX2 kernels for new problems where the CPU has
+// them (tests set it false to run the Go kernels end to end).
 var kernelAVX2 = haveAVX2
 
 // chunkBuf is one worker's scratch for a block of rows.
