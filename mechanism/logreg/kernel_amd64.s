@@ -2,10 +2,12 @@
 
 #include "textflag.h"
 
-// The binary gradient kernel in AVX2 + FMA (kernel_amd64.go says what it
-// computes; logreg.md §6 why its order of operations is inside the
-// charged rounding bound). Hand-written; no branch depends on a value:
-// every jump below tests a public count (groups, F/4, F mod 4).
+// The AVX2 + FMA kernels of the binary gradient pass and of XᵀX
+// (kernel_amd64.go says what they compute; logreg.md §6 and §13 why their
+// order of operations is inside the charged rounding bounds).
+// Hand-written; no branch depends on a value: every jump below tests a
+// public count (groups, F/4, F mod 4, the columns of XᵀX), and both run
+// with flush-to-zero (FTZ_DAZ) so that no value takes a slow path.
 
 // Constants, four copies each (a ymm memory operand). The bits are those
 // of the Go constants of expFixed/expReduce/residual
