@@ -70,7 +70,9 @@ func BenchmarkRulesN1e6D20K2(b *testing.B) {
 
 // BenchmarkGramN1e6D20 times the XᵀX pass of the preconditioned rule
 // beside one gradient pass on the same rows (n = 10⁶, d = 20, K = 2),
-// alternating inside every iteration.
+// each with the AVX2 kernels (gram-ms, pass-ms; where the CPU has them)
+// and the Go kernels (gram-go-ms, pass-go-ms), alternating inside every
+// iteration.
 func BenchmarkGramN1e6D20(b *testing.B) {
 	const n = 1000000
 	_, tr, prob := benchProblem(b, n, 2, 20, 1e-6)
@@ -79,18 +81,33 @@ func BenchmarkGramN1e6D20(b *testing.B) {
 	for c := range slots {
 		slots[c] = make([]float64, tr.f)
 	}
-	var gram, pass []float64
+	simd := prob.simd
+	var gram, pass, gramGo, passGo []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		prob.gram()
-		gram = append(gram, time.Since(t0).Seconds()*1e3)
-		t0 = time.Now()
-		prob.gradSum(theta, g, slots)
-		pass = append(pass, time.Since(t0).Seconds()*1e3)
+		for _, s := range []bool{true, false} {
+			if s && !simd {
+				continue
+			}
+			prob.simd = s
+			t0 := time.Now()
+			prob.gram()
+			t1 := time.Now()
+			prob.gradSum(theta, g, slots)
+			t2 := time.Now()
+			if s {
+				gram, pass = append(gram, t1.Sub(t0).Seconds()*1e3), append(pass, t2.Sub(t1).Seconds()*1e3)
+			} else {
+				gramGo, passGo = append(gramGo, t1.Sub(t0).Seconds()*1e3), append(passGo, t2.Sub(t1).Seconds()*1e3)
+			}
+		}
 	}
-	b.ReportMetric(median(gram), "gram-ms")
-	b.ReportMetric(median(pass), "pass-ms")
+	if simd {
+		b.ReportMetric(median(gram), "gram-ms")
+		b.ReportMetric(median(pass), "pass-ms")
+	}
+	b.ReportMetric(median(gramGo), "gram-go-ms")
+	b.ReportMetric(median(passGo), "pass-go-ms")
 }
 
 // benchProblem plans a default call (ε = 1) on a synthetic mixture and

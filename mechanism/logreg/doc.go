@@ -27,12 +27,16 @@
 // term ‖θ*‖²/(2τ) against the noise term, from public n, d, K, ε, δ only.
 //
 // calibrate.go holds sensitivities, noise calibration and defaults;
-// solver.go the descent. The descent is package-local (the SVM work
-// builds a similar solver; a shared one is for later).
+// solver.go the descent; kernel_amd64.s the AVX2 + FMA kernels of the
+// binary gradient pass and of XᵀX (chosen at run time by CPU features,
+// the Go kernels in solver.go the fallback and the tests' reference).
+// The descent is package-local (the SVM work builds a similar solver; a
+// shared one is for later).
 //
 // Imports: budget, mechanism, mechanism/amp, noise, internal/bigmem (the
 // scaled copy's huge pages), gonum/mat (the preconditioner's
-// eigendecomposition). Like every mechanism package it may not
-// import catalog, store, functions, go-mysql-server or anything else that
-// knows SQL, nor another mechanism that imports it (docs/architecture.md).
+// eigendecomposition), golang.org/x/sys/cpu (the AVX2 kernels' CPU
+// check). Like every mechanism package it may not import catalog, store,
+// functions, go-mysql-server or anything else that knows SQL, nor another
+// mechanism that imports it (docs/architecture.md).
 package logreg

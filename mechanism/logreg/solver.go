@@ -37,13 +37,17 @@ type problem struct {
 	trace func(theta, noisy []float64)
 	// stop ends the descent when the query is killed (result discarded).
 	stop mechanism.Stop
+	// simd selects the AVX2 kernels of the binary pass and of XᵀX
+	// (kernelAVX2 at construction; tests turn it off to run the Go
+	// kernels, their fallback and reference).
+	simd bool
 }
 
 func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary bool, workers int, clip float64) *problem {
 	n, f := len(X), prep.Dim()
 	// The scaled copy (n·F values, 168 MB at 10⁶ × 21) is written once here:
 	// huge pages spare its first writes ≈ 40k page faults (internal/bigmem).
-	p := &problem{x: bigmem.Make[float64](n * f), xnorm: bigmem.Make[float64](n), clip: clip, y: append([]int(nil), y...), n: n, f: f, kp: kp, binary: binary, workers: workers}
+	p := &problem{x: bigmem.Make[float64](n * f), xnorm: bigmem.Make[float64](n), clip: clip, y: append([]int(nil), y...), n: n, f: f, kp: kp, binary: binary, workers: workers, simd: kernelAVX2}
 	if binary {
 		p.rclip = bigmem.Make[float64](n)
 	}
@@ -71,9 +75,29 @@ func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary 
 	return p
 }
 
+// kernelAVX2 selects the AVX2 kernels for new problems where the CPU has
+// them (tests set it false to run the Go kernels end to end).
+var kernelAVX2 = haveAVX2
+
 // chunkBuf is one worker's scratch for a block of rows.
 type chunkBuf struct {
 	s []float64 // scores, rows × K′
+	// th and out (binary, AVX2 kernel): θ and the block's sum padded with
+	// zeros to a multiple of 4 values; tx, ty, tc: the block's last rows
+	// mod 4 (x, y, rclip) padded with zero rows to one group.
+	th, out, tx, tc []float64
+	ty              []int
+}
+
+// newChunkBuf is one worker's scratch.
+func (p *problem) newChunkBuf() chunkBuf {
+	b := chunkBuf{s: make([]float64, chunkRows*p.kp)}
+	if p.kp == 1 {
+		f4 := (p.f + 3) &^ 3
+		b.th, b.out = make([]float64, f4), make([]float64, f4)
+		b.tx, b.tc, b.ty = make([]float64, 4*p.f), make([]float64, 4), make([]int, 4)
+	}
+	return b
 }
 
 // gradSum writes G(θ) = Σᵢ r̂ᵢ ⊗ xᵢ into g (K′·F, class-major), one block
@@ -91,7 +115,7 @@ func (p *problem) gradSum(theta, g []float64, slots [][]float64) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := chunkBuf{s: make([]float64, chunkRows*p.kp)}
+			buf := p.newChunkBuf()
 			for {
 				c := int(next.Add(1)) - 1
 				if c >= nChunks {
@@ -125,7 +149,7 @@ func (p *problem) chunkGrad(c int, theta, out []float64, buf *chunkBuf) {
 		out[j] = 0
 	}
 	if kp == 1 {
-		p.chunkGradBinary(lo, rows, theta[:f], out[:f])
+		p.chunkGradBinary(lo, rows, theta[:f], out[:f], buf)
 		return
 	}
 	res := buf.s[:kp]
@@ -144,14 +168,47 @@ func (p *problem) chunkGrad(c int, theta, out []float64, buf *chunkBuf) {
 }
 
 // chunkGradBinary is chunkGrad for K′ = 1: residual σ(θ·x) − y ∈ [−1, 1]
-// and its clip inlined (|r| is √(r²), clipRow's norm for one value). Rows
-// go in pairs: both scores in one pass over θ, then out += (r₀x₀ + r₁x₁),
-// so θ and out are read once per two rows. Each entry of out is then a
-// chain of ⌈rows/2⌉ additions of pair sums, one addition each: every row
-// term goes through at most ⌈chunkRows/2⌉ + 1 ≤ chunkRows additions in the
-// block, within the depth sensitivity charges (logreg.md §6).
-func (p *problem) chunkGradBinary(lo, rows int, theta, out []float64) {
+// and its clip inlined (|r| is √(r²), clipRow's norm for one value).
+//
+// With AVX2 (p.simd) the rows go four at a time through
+// binaryGroupsAVX2: the four terms summed as (r₀x₀ + r₁x₁) + (r₂x₂ + r₃x₃)
+// and the sum added to the block's slot, so a row's term passes through
+// at most 3 roundings in its group and ⌈rows/4⌉ additions in the slot.
+// The last rows mod 4 go through the kernel too, as one group padded with
+// zero rows (x = 0, y = 0, rclip = 0: their terms are exactly 0), so that
+// every row runs under its flush-to-zero (logreg.md §6).
+//
+// The Go kernel (no AVX2, and the reference of the tests) takes rows in
+// pairs: both scores in one pass over θ, then out += (r₀x₀ + r₁x₁), so θ
+// and out are read once per two rows. Each entry of out is then a chain
+// of ⌈rows/2⌉ additions of pair sums, one addition each.
+//
+// Either way every row term goes through far fewer than chunkRows
+// additions in the block, within the depth sensitivity charges
+// (logreg.md §6).
+func (p *problem) chunkGradBinary(lo, rows int, theta, out []float64, buf *chunkBuf) {
 	f := p.f
+	if p.simd {
+		copy(buf.th, theta) // the padding stays 0
+		clear(buf.out)
+		if g := rows / 4; g > 0 {
+			_ = p.x[(lo+4*g)*f-1] // the rows the kernel reads
+			_, _ = p.y[lo+4*g-1], p.rclip[lo+4*g-1]
+			binaryGroupsAVX2(&p.x[lo*f], &buf.th[0], &buf.out[0], &p.y[lo], &p.rclip[lo], g, f, tailMask(f))
+			lo, rows = lo+4*g, rows-4*g
+		}
+		if rows > 0 {
+			clear(buf.tx)
+			clear(buf.tc)
+			clear(buf.ty)
+			copy(buf.tx, p.x[lo*f:(lo+rows)*f])
+			copy(buf.ty, p.y[lo:lo+rows])
+			copy(buf.tc, p.rclip[lo:lo+rows])
+			binaryGroupsAVX2(&buf.tx[0], &buf.th[0], &buf.out[0], &buf.ty[0], &buf.tc[0], 1, f, tailMask(f))
+		}
+		copy(out, buf.out[:f])
+		return
+	}
 	r := 0
 	for ; r+2 <= rows; r += 2 {
 		i := lo + r
@@ -165,6 +222,18 @@ func (p *problem) chunkGradBinary(lo, rows int, theta, out []float64) {
 		x := p.x[i*f : (i+1)*f : (i+1)*f]
 		axpy(p.binaryTerm(dot(theta, x), i), x, out)
 	}
+}
+
+// tailMasks[m] selects the first m of four lanes.
+var tailMasks = [4][4]int64{{}, {-1}, {-1, -1}, {-1, -1, -1}}
+
+// tailMask is the AVX2 kernel's mask for the last F mod 4 columns (nil
+// if none).
+func tailMask(f int) *[4]int64 {
+	if f%4 == 0 {
+		return nil
+	}
+	return &tailMasks[f%4]
 }
 
 // binaryTerm is row i's clipped residual at score s: r = σ(s) − y clamped
@@ -435,7 +504,10 @@ func gramSize(f int) int { return f * (f + 1) / 2 }
 // A (logreg.md §13). Blocks of chunkRows rows, one slot per block, slots
 // added in block order: every entry is a chain of at most chunkRows +
 // ⌈n/chunkRows⌉ + 1 additions of rounded products, the depth
-// gramSensitivity charges. The work does not depend on the values.
+// gramSensitivity charges. The work does not depend on the values. With
+// AVX2 (p.simd) the groups of eight rows go through gramGroupsAVX2, the
+// same tree and one addition per group (FMA: one rounding fewer), the last
+// rows mod 8 as one group padded with zero rows.
 func (p *problem) gram() []float64 {
 	f, size := p.f, gramSize(p.f)
 	nChunks := (p.n + chunkRows - 1) / chunkRows
@@ -446,6 +518,10 @@ func (p *problem) gram() []float64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var sq, tx []float64 // the AVX2 kernel's F × F4 square, a padded group
+			if p.simd {
+				sq, tx = make([]float64, f*((f+3)&^3)), make([]float64, 8*f)
+			}
 			for {
 				c := int(next.Add(1)) - 1
 				if c >= nChunks {
@@ -453,6 +529,23 @@ func (p *problem) gram() []float64 {
 				}
 				out := make([]float64, size)
 				i, hi := c*chunkRows, min((c+1)*chunkRows, p.n)
+				if p.simd {
+					// The last rows mod 8 as one group padded with zero
+					// rows (exact zero products), all under the flush.
+					clear(sq)
+					if g := (hi - i) / 8; g > 0 {
+						_ = p.x[(i+8*g)*f-1] // the rows the kernel reads
+						gramGroupsAVX2(&p.x[i*f], &sq[0], g, f, tailMask(f))
+						i += 8 * g
+					}
+					if i < hi {
+						clear(tx)
+						copy(tx, p.x[i*f:hi*f])
+						gramGroupsAVX2(&tx[0], &sq[0], 1, f, tailMask(f))
+						i = hi
+					}
+					unpackUpper(sq, f, out)
+				}
 				for ; i+8 <= hi; i += 8 {
 					gramRows8(p.x[i*f:(i+8)*f:(i+8)*f], f, out)
 				}
@@ -501,6 +594,16 @@ func gramRows8(x []float64, f int, out []float64) {
 			o[j] += ((a0*r0[j] + a1*r1[j]) + (a2*r2[j] + a3*r3[j])) + ((a4*r4[j] + a5*r5[j]) + (a6*r6[j] + a7*r7[j]))
 		}
 		idx += f - i
+	}
+}
+
+// unpackUpper copies the upper triangle of the F × ⌈F/4⌉·4 square sq
+// (gramGroupsAVX2's layout) into out, packed by rows.
+func unpackUpper(sq []float64, f int, out []float64) {
+	f4 := (f + 3) &^ 3
+	idx := 0
+	for i := 0; i < f; i++ {
+		idx += copy(out[idx:idx+f-i], sq[i*f4+i:i*f4+f])
 	}
 }
 
