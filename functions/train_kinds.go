@@ -223,7 +223,12 @@ func planLogReg(e *Env, a trainArgs, delta float64) (*trainPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		m, err := tr.Train(X, y)
+		m, c, counted, err := tr.TrainCounted(X, y)
+		if err == nil && counted {
+			// The prior selection's score of this m, counted on the scaled
+			// copy before it was freed (prior.md §5).
+			p.correct = func(got *mechanism.Model) (int64, bool) { return c, got == m }
+		}
 		bst.params(m)
 		return m, err
 	}

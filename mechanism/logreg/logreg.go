@@ -264,30 +264,53 @@ func (t *Trainer) checkInput(X [][]float64, y []int) error {
 // sampler fails on scales that Plan validated (it does not); the number of
 // steps and the work per step are fixed by the plan.
 func (t *Trainer) Train(X [][]float64, y []int) (*mechanism.Model, error) {
+	m, _, err := t.train(X, y, false)
+	return m, err
+}
+
+// TrainCounted is Train that also counts the training rows the released
+// model predicts as their label, on the scaled copy the descent read
+// (problem.correct): the prior selection's score without a second pass
+// over the raw rows (docs/mechanisms/prior.md §5). counted = false when the
+// method has no scaled copy (objective perturbation): the caller counts.
+func (t *Trainer) TrainCounted(X [][]float64, y []int) (m *mechanism.Model, correct int64, counted bool, err error) {
+	m, c, err := t.train(X, y, true)
+	return m, c, c >= 0, err
+}
+
+// train is Train, with the count of TrainCounted if count (−1 if none).
+func (t *Trainer) train(X [][]float64, y []int, count bool) (*mechanism.Model, int64, error) {
 	if err := t.checkInput(X, y); err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	start := time.Now()
 	if t.obj != nil {
-		return t.trainObjective(X, y)
+		m, err := t.trainObjective(X, y)
+		return m, -1, err
 	}
 	prob := newProblem(X, y, t.prep, t.kp, t.binary, t.workers, t.p.clip)
+	defer prob.free()
 	prob.trace = t.trace
 	prob.stop = t.cfg.Stop
 	var precond func(g, at []float64)
 	if t.p.rule == StepPreconditioned {
 		var err error
 		if precond, err = t.releaseGram(prob); err != nil {
-			return nil, err
+			return nil, -1, err
 		}
 	}
 	theta, err := prob.descend(t.p.steps, t.p.eta, t.p.rule != StepPlain, precond, t.addNoise)
 	if err != nil {
-		return nil, err
+		return nil, -1, err
 	}
 	logrus.WithFields(logrus.Fields{"mechanism": "logreg", "n": t.cfg.N, "F": t.f, "K": len(t.cfg.Classes), "steps": t.p.steps,
 		"elapsed": time.Since(start).Round(time.Millisecond).String()}).Debug("logreg: trained")
-	return t.model(theta), nil
+	m := t.model(theta)
+	c := int64(-1)
+	if count {
+		c = prob.correct(theta)
+	}
+	return m, c, nil
 }
 
 // addNoise is the release of one gradient sum: discrete Gaussian (δ > 0)

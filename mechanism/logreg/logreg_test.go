@@ -289,3 +289,47 @@ func TestWithBoundsMatchesPlan(t *testing.T) {
 		t.Fatal("WithBounds accepted an empty interval")
 	}
 }
+
+// TestTrainCountedMatchesCorrect: the prior selection's score counted on
+// the scaled copy (problem.correct) equals mechanism.Correct on the
+// released model (the raw rows through the model's Scaler) — the two maps
+// round differently, but no random row lies within rounding of a tie — for
+// binary and multinomial labels, at small and large ε, on fresh and on
+// pooled (reused, zeroed) buffers; the objective method answers counted =
+// false.
+func TestTrainCountedMatchesCorrect(t *testing.T) {
+	for _, tc := range []struct{ n, k, d int }{{20000, 2, 5}, {20000, 4, 3}, {9000, 2, 21}} {
+		rng := rand.New(rand.NewPCG(uint64(tc.k), uint64(tc.d)))
+		ds := synthMixture(rng, 5, tc.n, tc.k, tc.d, 1.5)
+		for _, eps := range []float64{0.3, 10} {
+			for rep := 0; rep < 2; rep++ {
+				tr, err := Plan(ds.config(tc.n, eps, 1e-6))
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, c, counted, err := tr.TrainCounted(ds.x, ds.y)
+				if err != nil || !counted {
+					t.Fatal(counted, err)
+				}
+				want, err := mechanism.Correct(m, ds.x, ds.y)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c != want || c < int64(tc.n/tc.k) {
+					t.Errorf("n %d k %d d %d ε %g: counted %d, mechanism.Correct %d", tc.n, tc.k, tc.d, eps, c, want)
+				}
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	ds := synthMixture(rng, 5, 2000, 2, 3, 1.5)
+	cfg := ds.config(2000, 1, 0)
+	cfg.Method = MethodObjective
+	tr, err := Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, counted, err := tr.TrainCounted(ds.x, ds.y); err != nil || counted {
+		t.Errorf("objective: counted %v, err %v", counted, err)
+	}
+}

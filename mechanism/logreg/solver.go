@@ -47,9 +47,12 @@ func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary 
 	n, f := len(X), prep.Dim()
 	// The scaled copy (n·F values, 168 MB at 10⁶ × 21) is written once here:
 	// huge pages spare its first writes ≈ 40k page faults (internal/bigmem).
-	p := &problem{x: bigmem.Make[float64](n * f), xnorm: bigmem.Make[float64](n), clip: clip, y: append([]int(nil), y...), n: n, f: f, kp: kp, binary: binary, workers: workers, simd: kernelAVX2}
+	// Its buffers come from internal/bigmem's pool (zeroed, resident) and go
+	// back with free once the model is out.
+	p := &problem{x: bigmem.Get[float64](n * f), xnorm: bigmem.Get[float64](n), clip: clip, y: bigmem.Get[int](len(y)), n: n, f: f, kp: kp, binary: binary, workers: workers, simd: kernelAVX2}
+	copy(p.y, y)
 	if binary {
-		p.rclip = bigmem.Make[float64](n)
+		p.rclip = bigmem.Get[float64](n)
 	}
 	// Rows are independent: one contiguous part per worker.
 	parts := max(1, min(workers, n/chunkRows))
@@ -78,6 +81,71 @@ func newProblem(X [][]float64, y []int, prep mechanism.Prepared, kp int, binary 
 // kernelAVX2 selects the AVX2 kernels for new problems where the CPU has
 // them (tests set it false to run the Go kernels end to end).
 var kernelAVX2 = haveAVX2
+
+// free gives the scaled copy's buffers back to the pool (zeroed there);
+// nothing may read p afterwards.
+func (p *problem) free() {
+	bigmem.Put(p.x)
+	bigmem.Put(p.xnorm)
+	bigmem.Put(p.y)
+	if p.rclip != nil {
+		bigmem.Put(p.rclip)
+	}
+	p.x, p.xnorm, p.y, p.rclip = nil, nil, nil, nil
+}
+
+// correct counts the rows whose predicted class under θ (K′·F,
+// class-major, as the model's weights) is their label: for K′ = 1 class 1
+// iff θ·x ≥ 0, else the first class of largest score — DP_PREDICT's rule,
+// on the scaled copy (Prepared's map) instead of the model's Scaler, so a
+// row whose score rounds across a tie can count differently; each row's
+// term is still a function of that row and θ alone (prior.md §5). One
+// contiguous part per worker, integer counts added: the same count
+// whatever the schedule, the same work for every value.
+func (p *problem) correct(theta []float64) int64 {
+	parts := max(1, min(p.workers, p.n/chunkRows))
+	counts := make([]int64, parts)
+	var wg sync.WaitGroup
+	for w := range parts {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f, kp := p.f, p.kp
+			var c int64
+			for i := lo; i < hi; i++ {
+				x := p.x[i*f : (i+1)*f : (i+1)*f]
+				pred := 0
+				if kp == 1 {
+					pred = b2i(dot(theta[:f], x) >= 0)
+				} else {
+					best := dot(theta[:f], x)
+					for k := 1; k < kp; k++ {
+						s := dot(theta[k*f:(k+1)*f], x)
+						gt := b2i(s > best)
+						pred += (k - pred) * gt
+						best = max(best, s)
+					}
+				}
+				c += int64(b2i(pred == p.y[i]))
+			}
+			counts[w] = c
+		}(w*p.n/parts, (w+1)*p.n/parts)
+	}
+	wg.Wait()
+	var n int64
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
+// b2i is 1 for true, 0 for false (compiled to a flag set, not a branch).
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // chunkBuf is one worker's scratch for a block of rows.
 type chunkBuf struct {
