@@ -1,0 +1,335 @@
+package box
+
+import (
+	"math"
+	"math/bits"
+	"runtime"
+	"sort"
+	"sync"
+)
+
+// The rank counter (docs/mechanisms/box.md §3). Every value is counted in
+// the cell of the smallest point ≥ it (its clip to the declared bounds
+// included) by a search on order-preserving integer keys that does the
+// same operations for every value:
+//
+//  1. key: kv = orderKey(v), three integer operations on the float's bits.
+//  2. bucket: h(kv) = kv's top bucketBits bits (sign, exponent and two
+//     mantissa bits: resolves the points that crowd near 0 and the linear
+//     ones) + the octave (bit length) of the key distance above an anchor
+//     a₁ − the octave of the key distance below an anchor a₂ (resolve the
+//     points that crowd, geometrically, at the declared ends or around the
+//     released median). h is non-decreasing in kv, so the answer for a
+//     value of bucket t lies in [start[t], start[t+1]], start[t] =
+//     #{points p : h(key(p)) < t}: a byte table per feature.
+//  3. search: a branch-free binary search of one fixed depth D in the
+//     window of 2^D keys from start[h], D the smallest depth that covers the
+//     most crowded bucket of any feature (a function of the public points).
+//
+// No clip and no NaN test: every point is ≥ the declared lower bound, so a
+// value below it finds the first point anyway; the point at the declared
+// upper bound is searched under the key of +Inf, so a value above it finds
+// that point; a positive NaN's key is above +Inf's (it finds the first pad
+// key, MaxUint64) and a negative NaN's below −Inf's, where a dead point at
+// the largest negative NaN's key catches it. Neither the pad cell nor the
+// dead cell is read by any rank. The bucket of a point is computed exactly
+// as a value's (the same function on its key).
+
+// orderKey maps a float64 to a uint64 in the same order for numbers (−0
+// one below +0, no key between them, so both count alike), positive NaNs
+// above +Inf and negative NaNs below −Inf: the sign bit set for
+// non-negatives, every bit flipped for negatives.
+func orderKey(v float64) uint64 {
+	b := math.Float64bits(v)
+	return b ^ (uint64(int64(b)>>63) | 1<<63)
+}
+
+const (
+	// keyInf is orderKey(+Inf), the search key of the upper bound's point.
+	keyInf = 0xfff0000000000000
+	// keyDead is the largest key of a negative NaN (orderKey(−Inf) − 1),
+	// the dead point that catches negative NaNs.
+	keyDead = 0x000ffffffffffffe
+)
+
+// bucketBits is the number of top key bits in the bucket.
+const bucketBits = 14
+
+// bucket is h(kv) for anchors a₁ (distance above) and a₂ (distance below):
+// non-decreasing in kv, in [0, bucketCount). The borrow masks and the bit
+// lengths (of x|1, so never of 0) have no branch.
+func bucket(kv, a1, a2 uint64) int {
+	up, bu := bits.Sub64(kv, a1, 0)
+	dn, bd := bits.Sub64(a2, kv, 0)
+	return int(kv>>(64-bucketBits)) + bits.Len64(up&^-bu|1) - bits.Len64(dn&^-bd|1) + 63
+}
+
+// bucketCount bounds bucket: 2^bucketBits − 1 + 64 − 1 + 63 < bucketCount.
+const bucketCount = 1<<bucketBits + 126
+
+// maxPoints is the most points per feature a counter table holds (its
+// entries are bytes, and the dead point is one more); every grid (≤ 179
+// points, TestGrid) and candidate set (2·(Octaves·StepsPerOctave + 1))
+// fits. New refuses a larger grid.
+const maxPoints = 254
+
+// cellSize (≥ maxPoints + 1 + the widest window, 256) is the per-feature
+// size of the key and cell arrays. The features' arrays are tableStride and
+// cellStride entries apart, three cache lines more than their sizes, so
+// that the hot entries of features alike do not all fall in the same L1
+// cache sets.
+const (
+	cellSize    = 512
+	tableStride = bucketCount + 3*64
+	cellStride  = cellSize + 3*8
+)
+
+// rankTable is the public search structure of one counting pass: per
+// feature k the anchors a1[k], a2[k] of bucket, the window start
+// start[k·tableStride + t] of each bucket t, and the search keys
+// keys[k·cellStride + i] of the dead point (i = 0) and the points (i ≥ 1),
+// padded with MaxUint64; half = 2^(D−1) (0: D = 0).
+type rankTable struct {
+	a1, a2 []uint64
+	start  []uint8
+	keys   []uint64
+	half   int
+}
+
+// newRankTable builds the table of the features' points pts[k], all inside
+// the declared [lo[k], hi[k]], sorted and distinct, at most maxPoints each.
+// The anchors of each feature are (lo, hi) or, when its points crowd
+// elsewhere (the bound candidates around a released median), the point
+// closest to its successor on both sides, whichever needs the shallower
+// search (ties to (lo, hi)): a function of the public points only.
+func newRankTable(lo, hi []float64, pts [][]float64) *rankTable {
+	d := len(pts)
+	t := &rankTable{a1: make([]uint64, d), a2: make([]uint64, d), start: make([]uint8, d*tableStride), keys: make([]uint64, d*cellStride)}
+	width := 1 // the most points a search must choose among
+	for k, ps := range pts {
+		if len(ps) > maxPoints {
+			panic("box: more than maxPoints points per feature") // public sizes, fixed by construction
+		}
+		ek := t.keys[k*cellStride : k*cellStride+cellSize]
+		for i := range ek {
+			ek[i] = math.MaxUint64
+		}
+		ek[0] = keyDead
+		for i, p := range ps {
+			ek[i+1] = orderKey(p + 0) // −0 as +0
+			if p == hi[k] {
+				ek[i+1] = keyInf // a value above hi counts at hi
+			}
+		}
+		ek = ek[:len(ps)+1]
+		a1, a2 := orderKey(lo[k]+0), orderKey(hi[k]+0)
+		w := crowd(ek, a1, a2)
+		if c := ek[closest(ps)+1]; crowd(ek, c, c) < w {
+			a1, a2, w = c, c, crowd(ek, c, c)
+		}
+		width = max(width, w+1)
+		t.a1[k], t.a2[k] = a1, a2
+		st := t.start[k*tableStride : k*tableStride+bucketCount]
+		i := 0
+		for b := range st {
+			for i < len(ek) && bucket(ek[i], a1, a2) < b {
+				i++
+			}
+			st[b] = uint8(i)
+		}
+	}
+	win := 1
+	for win < width {
+		win *= 2
+	}
+	t.half = win / 2
+	return t
+}
+
+// crowd is the most of the keys ek (sorted) that share a bucket.
+func crowd(ek []uint64, a1, a2 uint64) int {
+	most, run := 0, 0
+	for i, x := range ek {
+		run++
+		if i > 0 && bucket(x, a1, a2) != bucket(ek[i-1], a1, a2) {
+			run = 1
+		}
+		most = max(most, run)
+	}
+	return most
+}
+
+// closest is the index of the point closest to its successor (the first
+// such; 0 for a single point).
+func closest(ps []float64) int {
+	best, gap := 0, math.Inf(1)
+	for i := 1; i < len(ps); i++ {
+		if g := ps[i] - ps[i-1]; g < gap {
+			best, gap = i-1, g
+		}
+	}
+	return best
+}
+
+// blockRows is the number of rows counted feature by feature: one feature's
+// loop runs over a block whose rows stay in the L1 cache for the next, and
+// keeps that feature's anchors and tables in registers.
+const blockRows = 128
+
+// countBlock counts the rows of X (X[i][k] is feature k's value) in c
+// (cells c[k·cellStride + i]): the same operations for every value, NaN
+// and values outside the box included. The search depth is specialised (it
+// is public).
+func (t *rankTable) countBlock(X [][]float64, c []int64) {
+	for k := range t.a1 {
+		st := (*[bucketCount]uint8)(t.start[k*tableStride:])
+		ks := (*[cellSize]uint64)(t.keys[k*cellStride:])
+		cs := (*[cellSize]int64)(c[k*cellStride:])
+		switch t.half {
+		case 1:
+			countCol1(X, k, t.a1[k], t.a2[k], st, ks, cs)
+		case 2:
+			countCol2(X, k, t.a1[k], t.a2[k], st, ks, cs)
+		case 4:
+			countCol3(X, k, t.a1[k], t.a2[k], st, ks, cs)
+		default:
+			countColD(X, k, t.a1[k], t.a2[k], st, ks, cs, t.half)
+		}
+	}
+}
+
+// countCol1 counts feature k of the rows X at search depth 1; bucket is
+// written out (the compiler does not inline it in the loops), b ≤ 255 + 2^D
+// − 1 < cellSize. countCol2, countCol3 and countColD differ only in the
+// search.
+func countCol1(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
+	for _, r := range X {
+		b := math.Float64bits(r[k])
+		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
+		up, bu := bits.Sub64(kv, a1, 0)
+		dn, bd := bits.Sub64(a2, kv, 0)
+		i := int(st[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
+		_, below := bits.Sub64(ks[i], kv, 0) // 1 iff the point's key < kv
+		cs[(i-int(-below))&(cellSize-1)]++
+	}
+}
+
+func countCol2(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
+	for _, r := range X {
+		b := math.Float64bits(r[k])
+		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
+		up, bu := bits.Sub64(kv, a1, 0)
+		dn, bd := bits.Sub64(a2, kv, 0)
+		i := int(st[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
+		_, below := bits.Sub64(ks[i+1], kv, 0)
+		i += int(-below) & 2
+		_, below = bits.Sub64(ks[i], kv, 0)
+		cs[(i-int(-below))&(cellSize-1)]++
+	}
+}
+
+func countCol3(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
+	for _, r := range X {
+		b := math.Float64bits(r[k])
+		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
+		up, bu := bits.Sub64(kv, a1, 0)
+		dn, bd := bits.Sub64(a2, kv, 0)
+		i := int(st[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
+		_, below := bits.Sub64(ks[i+3], kv, 0)
+		i += int(-below) & 4
+		_, below = bits.Sub64(ks[i+1], kv, 0)
+		i += int(-below) & 2
+		_, below = bits.Sub64(ks[i], kv, 0)
+		cs[(i-int(-below))&(cellSize-1)]++
+	}
+}
+
+// countColD is countCol1 at any depth (half = 2^(D−1) ≤ 128).
+func countColD(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64, half0 int) {
+	for _, r := range X {
+		kv := orderKey(r[k])
+		i := int(st[bucket(kv, a1, a2)])
+		for half := half0; half > 0; half >>= 1 {
+			_, below := bits.Sub64(ks[(i+half-1)&(cellSize-1)], kv, 0)
+			i += int(-below) & half
+		}
+		cs[i&(cellSize-1)]++
+	}
+}
+
+// cellRanks returns, per feature k, rank(x) = #{v ≤ x} over the values of
+// feature fs[k].j clipped to its declared bounds (NaN = NULL counted
+// nowhere), for x among the sorted distinct points pts[k] (inside the
+// declared bounds). row(i, out) reads row i's values of the features
+// (out[k] for fs[k]); the rows are copied into blocks of blockRows.
+func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, out []float64)) []func(float64) float64 {
+	d := len(fs)
+	return p.ranks(fs, pts, func(t *rankTable, first, last int, c []int64) {
+		buf := make([]float64, blockRows*d)
+		X := make([][]float64, blockRows)
+		for i := range X {
+			X[i] = buf[i*d : (i+1)*d]
+		}
+		for i := first; i < last; i += blockRows {
+			B := X[:min(blockRows, last-i)]
+			for r, x := range B {
+				row(i+r, x)
+			}
+			t.countBlock(B, c)
+		}
+	})
+}
+
+// cellRanksRows is cellRanks on rows X[i] whose k-th value is feature
+// fs[k].j's (Release's layout, every row of length len(fs)): no copy.
+func (p *Plan) cellRanksRows(fs []featureRelease, pts [][]float64, X [][]float64) []func(float64) float64 {
+	return p.ranks(fs, pts, func(t *rankTable, first, last int, c []int64) {
+		for i := first; i < last; i += blockRows {
+			t.countBlock(X[i:min(i+blockRows, last)], c)
+		}
+	})
+}
+
+// ranks runs count on one contiguous part of the rows per worker (workers
+// = cores) and turns the summed integer cell counts into ranks: the result
+// does not depend on the schedule. The cell of point i is i + 1 (cell 0 is
+// the dead point's).
+func (p *Plan) ranks(fs []featureRelease, pts [][]float64, count func(t *rankTable, first, last int, c []int64)) []func(float64) float64 {
+	d := len(fs)
+	lo, hi := make([]float64, d), make([]float64, d)
+	for k, f := range fs {
+		lo[k], hi[k] = p.lo[f.j], p.hi[f.j]
+	}
+	t := newRankTable(lo, hi, pts)
+	workers := max(1, min(runtime.GOMAXPROCS(0), p.n/8192))
+	parts := make([][]int64, workers)
+	var wg sync.WaitGroup
+	for w := range parts {
+		c := make([]int64, d*cellStride)
+		parts[w] = c
+		first, last := w*p.n/workers, (w+1)*p.n/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			count(t, first, last, c)
+		}()
+	}
+	wg.Wait()
+	out := make([]func(float64) float64, d)
+	for k := range fs {
+		cum := make([]float64, len(pts[k]))
+		var r int64
+		for i := range cum {
+			for _, c := range parts {
+				r += c[k*cellStride+i+1]
+			}
+			cum[i] = float64(r)
+		}
+		ps := pts[k]
+		out[k] = func(x float64) float64 {
+			// x is one of ps (every caller asks for a candidate).
+			return cum[sort.SearchFloat64s(ps, x)]
+		}
+	}
+	return out
+}
