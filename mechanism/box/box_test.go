@@ -559,8 +559,8 @@ func TestRanksMatchPrevious(t *testing.T) {
 // median at BENCH_MEDIAN·hi, default 0) against the previous one
 // (cellRanksBinade, commit 3a1c97e, through a row callback as Release
 // called it), on one core each (GOMAXPROCS 1), alternating within each
-// iteration; medians of CPU time per value as new-ns/value and
-// old-ns/value, and the search depths of the two passes.
+// iteration; medians of CPU time per value, both passes (new-ns/value,
+// old-ns/value) and each (-grid, -cands), and the search depths.
 func BenchmarkRanks1e6D20(b *testing.B) {
 	const n, d = 1000000, 20
 	rng := rand.New(rand.NewPCG(28, 6))
@@ -601,24 +601,29 @@ func BenchmarkRanks1e6D20(b *testing.B) {
 		}
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	var cnt, old []float64
+	m1 := map[string][]float64{}
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
 		c0 := cpuTime()
 		p.cellRanksRows(fs, grids, X)
-		p.cellRanksRows(fs, cands, X)
 		c1 := cpuTime()
-		p.cellRanksBinade(fs, grids, row)
-		p.cellRanksBinade(fs, cands, row)
+		p.cellRanksRows(fs, cands, X)
 		c2 := cpuTime()
-		cnt, old = append(cnt, float64(c1-c0)/(2*n*d)), append(old, float64(c2-c1)/(2*n*d))
+		p.cellRanksBinade(fs, grids, row)
+		c3 := cpuTime()
+		p.cellRanksBinade(fs, cands, row)
+		c4 := cpuTime()
+		for name, v := range map[string]time.Duration{"new": c2 - c0, "old": c4 - c2, "new-grid": c1 - c0, "old-grid": c3 - c2, "new-cands": c2 - c1, "old-cands": c4 - c3} {
+			per := float64(n * d)
+			if len(name) == 3 {
+				per *= 2
+			}
+			m1[name] = append(m1[name], float64(v)/per)
+		}
 	}
-	for _, m := range []struct {
-		v    []float64
-		name string
-	}{{cnt, "new-ns/value"}, {old, "old-ns/value"}} {
-		sort.Float64s(m.v)
-		b.ReportMetric(m.v[len(m.v)/2], m.name)
+	for name, v := range m1 {
+		sort.Float64s(v)
+		b.ReportMetric(v[len(v)/2], name+"-ns/value")
 	}
 	g, c := newRankTable(lo, hi, grids), newRankTable(lo, hi, cands)
 	b.ReportMetric(float64(bits.Len(uint(g.half))), "depth-grid")

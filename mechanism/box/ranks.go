@@ -64,8 +64,22 @@ func bucket(kv, a1, a2 uint64) int {
 	return int(kv>>(64-bucketBits)) + bits.Len64(up&^-bu|1) - bits.Len64(dn&^-bd|1) + 63
 }
 
-// bucketCount bounds bucket: 2^bucketBits − 1 + 64 − 1 + 63 < bucketCount.
-const bucketCount = 1<<bucketBits + 126
+// bucketOne is h(kv) for one anchor a: the octave of the distance to a,
+// complemented below a (so non-decreasing in kv) — seven operations instead
+// of the two distances' fourteen. Below a, ^d = a − kv − 1 and ^l = −l − 1
+// (ones' complements, one operation each). In [0, bucketCount); the mask
+// 255 is a no-op (the sum is in [0, 129]) that lets the compiler drop the
+// table's bounds check.
+func bucketOne(kv, a uint64) int {
+	d, b := bits.Sub64(kv, a, 0)
+	s := -b // all ones iff kv < a
+	l := uint64(bits.Len64(d ^ s | 1))
+	return int(kv>>(64-bucketBits)) + int((l^s+65)&255)
+}
+
+// bucketCount bounds bucket and bucketOne: 2^bucketBits − 1 + 255 <
+// bucketCount.
+const bucketCount = 1<<bucketBits + 256
 
 // maxPoints is the most points per feature a counter table holds (its
 // entries are bytes, and the dead point is one more); every grid (≤ 179
@@ -85,26 +99,45 @@ const (
 )
 
 // rankTable is the public search structure of one counting pass: per
-// feature k the anchors a1[k], a2[k] of bucket, the window start
+// feature k its bucket function (one[k]) and anchors a1[k], a2[k], the window start
 // start[k·tableStride + t] of each bucket t, and the search keys
 // keys[k·cellStride + i] of the dead point (i = 0) and the points (i ≥ 1),
 // padded with MaxUint64; half = 2^(D−1) (0: D = 0).
 type rankTable struct {
 	a1, a2 []uint64
+	one    []bool // bucketOne(kv, a1[k]) instead of bucket(kv, a1[k], a2[k])
 	start  []uint8
 	keys   []uint64
 	half   int
 }
 
+// rankBucket is one choice of a feature's bucket function.
+type rankBucket struct {
+	one    bool
+	a1, a2 uint64
+}
+
+func (r rankBucket) of(kv uint64) int {
+	if r.one {
+		return bucketOne(kv, r.a1)
+	}
+	return bucket(kv, r.a1, r.a2)
+}
+
 // newRankTable builds the table of the features' points pts[k], all inside
 // the declared [lo[k], hi[k]], sorted and distinct, at most maxPoints each.
-// The anchors of each feature are (lo, hi) or, when its points crowd
-// elsewhere (the bound candidates around a released median), the point
-// closest to its successor on both sides, whichever needs the shallower
-// search (ties to (lo, hi)): a function of the public points only.
+// Each feature's bucket is one of: bucketOne around the point closest to
+// its successor (where the bound candidates crowd, around the released
+// median), around lo or around hi, or bucket with anchors (lo, hi) (the
+// grid's crowds at both ends): the depth D covers the least crowded choice
+// of every feature, and each feature then takes the first choice in that
+// order (the cheaper function first) that D covers. A function of the
+// public points only.
 func newRankTable(lo, hi []float64, pts [][]float64) *rankTable {
 	d := len(pts)
-	t := &rankTable{a1: make([]uint64, d), a2: make([]uint64, d), start: make([]uint8, d*tableStride), keys: make([]uint64, d*cellStride)}
+	t := &rankTable{a1: make([]uint64, d), a2: make([]uint64, d), one: make([]bool, d), start: make([]uint8, d*tableStride), keys: make([]uint64, d*cellStride)}
+	choices := make([][]rankBucket, d)
+	crowds := make([][]int, d)
 	width := 1 // the most points a search must choose among
 	for k, ps := range pts {
 		if len(ps) > maxPoints {
@@ -122,36 +155,50 @@ func newRankTable(lo, hi []float64, pts [][]float64) *rankTable {
 			}
 		}
 		ek = ek[:len(ps)+1]
-		a1, a2 := orderKey(lo[k]+0), orderKey(hi[k]+0)
-		w := crowd(ek, a1, a2)
-		if c := ek[closest(ps)+1]; crowd(ek, c, c) < w {
-			a1, a2, w = c, c, crowd(ek, c, c)
+		klo, khi := orderKey(lo[k]+0), orderKey(hi[k]+0)
+		c := ek[closest(ps)+1]
+		choices[k] = []rankBucket{{true, c, c}, {true, klo, klo}, {true, khi, khi}, {false, klo, khi}}
+		least := len(ek)
+		for _, r := range choices[k] {
+			w := crowd(ek, r)
+			crowds[k] = append(crowds[k], w)
+			least = min(least, w)
 		}
-		width = max(width, w+1)
-		t.a1[k], t.a2[k] = a1, a2
-		st := t.start[k*tableStride : k*tableStride+bucketCount]
-		i := 0
-		for b := range st {
-			for i < len(ek) && bucket(ek[i], a1, a2) < b {
-				i++
-			}
-			st[b] = uint8(i)
-		}
+		width = max(width, least+1)
 	}
 	win := 1
 	for win < width {
 		win *= 2
 	}
 	t.half = win / 2
+	for k, ps := range pts {
+		var r rankBucket
+		for i, w := range crowds[k] {
+			if w+1 <= win {
+				r = choices[k][i]
+				break
+			}
+		}
+		t.one[k], t.a1[k], t.a2[k] = r.one, r.a1, r.a2
+		ek := t.keys[k*cellStride : k*cellStride+len(ps)+1]
+		st := t.start[k*tableStride : k*tableStride+bucketCount]
+		i := 0
+		for b := range st {
+			for i < len(ek) && r.of(ek[i]) < b {
+				i++
+			}
+			st[b] = uint8(i)
+		}
+	}
 	return t
 }
 
 // crowd is the most of the keys ek (sorted) that share a bucket.
-func crowd(ek []uint64, a1, a2 uint64) int {
+func crowd(ek []uint64, r rankBucket) int {
 	most, run := 0, 0
 	for i, x := range ek {
 		run++
-		if i > 0 && bucket(x, a1, a2) != bucket(ek[i-1], a1, a2) {
+		if i > 0 && r.of(x) != r.of(ek[i-1]) {
 			run = 1
 		}
 		most = max(most, run)
@@ -178,31 +225,39 @@ const blockRows = 128
 
 // countBlock counts the rows of X (X[i][k] is feature k's value) in c
 // (cells c[k·cellStride + i]): the same operations for every value, NaN
-// and values outside the box included. The search depth is specialised (it
-// is public).
+// and values outside the box included. The bucket function and the search
+// depth are specialised per feature (both public).
 func (t *rankTable) countBlock(X [][]float64, c []int64) {
 	for k := range t.a1 {
 		st := (*[bucketCount]uint8)(t.start[k*tableStride:])
 		ks := (*[cellSize]uint64)(t.keys[k*cellStride:])
 		cs := (*[cellSize]int64)(c[k*cellStride:])
-		switch t.half {
-		case 1:
-			countCol1(X, k, t.a1[k], t.a2[k], st, ks, cs)
-		case 2:
-			countCol2(X, k, t.a1[k], t.a2[k], st, ks, cs)
-		case 4:
-			countCol3(X, k, t.a1[k], t.a2[k], st, ks, cs)
+		a1, a2 := t.a1[k], t.a2[k]
+		switch {
+		case t.half == 1 && t.one[k]:
+			countOne1(X, k, a1, st, ks, cs)
+		case t.half == 2 && t.one[k]:
+			countOne2(X, k, a1, st, ks, cs)
+		case t.half == 4 && t.one[k]:
+			countOne3(X, k, a1, st, ks, cs)
+		case t.half == 1:
+			countTwo1(X, k, a1, a2, st, ks, cs)
+		case t.half == 2:
+			countTwo2(X, k, a1, a2, st, ks, cs)
+		case t.half == 4:
+			countTwo3(X, k, a1, a2, st, ks, cs)
 		default:
-			countColD(X, k, t.a1[k], t.a2[k], st, ks, cs, t.half)
+			countD(X, k, rankBucket{t.one[k], a1, a2}, st, ks, cs, t.half)
 		}
 	}
 }
 
-// countCol1 counts feature k of the rows X at search depth 1; bucket is
-// written out (the compiler does not inline it in the loops), b ≤ 255 + 2^D
-// − 1 < cellSize. countCol2, countCol3 and countColD differ only in the
-// search.
-func countCol1(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
+// The kernels count feature k of the rows X: countTwoD with bucket, countOneD
+// with bucketOne, at search depth D. The bucket function is written out (the
+// compiler does not inline it in the loops); the cell index is below
+// maxPoints + 2^D < cellSize. They differ only in those two lines.
+
+func countTwo1(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
 	for _, r := range X {
 		b := math.Float64bits(r[k])
 		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
@@ -214,7 +269,7 @@ func countCol1(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *
 	}
 }
 
-func countCol2(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
+func countTwo2(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
 	for _, r := range X {
 		b := math.Float64bits(r[k])
 		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
@@ -228,7 +283,7 @@ func countCol2(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *
 	}
 }
 
-func countCol3(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
+func countTwo3(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
 	for _, r := range X {
 		b := math.Float64bits(r[k])
 		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
@@ -244,11 +299,53 @@ func countCol3(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *
 	}
 }
 
-// countColD is countCol1 at any depth (half = 2^(D−1) ≤ 128).
-func countColD(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64, half0 int) {
+func countOne1(X [][]float64, k int, a uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
+	for _, r := range X {
+		b := math.Float64bits(r[k])
+		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
+		d, bo := bits.Sub64(kv, a, 0)
+		s := -bo
+		i := int(st[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
+		_, below := bits.Sub64(ks[i], kv, 0)
+		cs[(i-int(-below))&(cellSize-1)]++
+	}
+}
+
+func countOne2(X [][]float64, k int, a uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
+	for _, r := range X {
+		b := math.Float64bits(r[k])
+		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
+		d, bo := bits.Sub64(kv, a, 0)
+		s := -bo
+		i := int(st[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
+		_, below := bits.Sub64(ks[i+1], kv, 0)
+		i += int(-below) & 2
+		_, below = bits.Sub64(ks[i], kv, 0)
+		cs[(i-int(-below))&(cellSize-1)]++
+	}
+}
+
+func countOne3(X [][]float64, k int, a uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
+	for _, r := range X {
+		b := math.Float64bits(r[k])
+		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
+		d, bo := bits.Sub64(kv, a, 0)
+		s := -bo
+		i := int(st[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
+		_, below := bits.Sub64(ks[i+3], kv, 0)
+		i += int(-below) & 4
+		_, below = bits.Sub64(ks[i+1], kv, 0)
+		i += int(-below) & 2
+		_, below = bits.Sub64(ks[i], kv, 0)
+		cs[(i-int(-below))&(cellSize-1)]++
+	}
+}
+
+// countD counts at any depth (half = 2^(D−1) ≤ 128), through r.of.
+func countD(X [][]float64, k int, rb rankBucket, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64, half0 int) {
 	for _, r := range X {
 		kv := orderKey(r[k])
-		i := int(st[bucket(kv, a1, a2)])
+		i := int(st[rb.of(kv)])
 		for half := half0; half > 0; half >>= 1 {
 			_, below := bits.Sub64(ks[(i+half-1)&(cellSize-1)], kv, 0)
 			i += int(-below) & half

@@ -150,8 +150,9 @@ func TestRankBuckets(t *testing.T) {
 		for _, ps := range sets {
 			tb := newRankTable(lo, hi, [][]float64{ps})
 			ek := tb.keys[:len(ps)+1]
+			rb := rankBucket{tb.one[0], tb.a1[0], tb.a2[0]}
 			for i := 1; i < len(ek); i++ {
-				if !(ek[i] > ek[i-1]) || bucket(ek[i], tb.a1[0], tb.a2[0]) < bucket(ek[i-1], tb.a1[0], tb.a2[0]) {
+				if !(ek[i] > ek[i-1]) || rb.of(ek[i]) < rb.of(ek[i-1]) {
 					t.Fatalf("box %v: keys or buckets decrease at point %d of %v", box, i, ps)
 				}
 			}
