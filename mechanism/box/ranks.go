@@ -181,13 +181,17 @@ func newRankTable(lo, hi []float64, pts [][]float64) *rankTable {
 		}
 		t.one[k], t.a1[k], t.a2[k] = r.one, r.a1, r.a2
 		ek := t.keys[k*cellStride : k*cellStride+len(ps)+1]
+		// st[b] = #{points with bucket < b}: runs of equal entries between
+		// the points' buckets (non-decreasing along ek).
 		st := t.start[k*tableStride : k*tableStride+bucketCount]
-		i := 0
-		for b := range st {
-			for i < len(ek) && r.of(ek[i]) < b {
-				i++
+		b := 0
+		for i, x := range ek {
+			for h := r.of(x); b <= h; b++ {
+				st[b] = uint8(i)
 			}
-			st[b] = uint8(i)
+		}
+		for ; b < len(st); b++ {
+			st[b] = uint8(len(ek))
 		}
 	}
 	return t
@@ -228,7 +232,19 @@ const blockRows = 128
 // and values outside the box included. The bucket function and the search
 // depth are specialised per feature (both public).
 func (t *rankTable) countBlock(X [][]float64, c []int64) {
-	for k := range t.a1 {
+	for k := 0; k < len(t.a1); k++ {
+		if k+1 < len(t.a1) && t.one[k] == t.one[k+1] && (t.half == 2 && !t.one[k] || t.half == 1 && t.one[k]) {
+			st, st2 := (*[bucketCount]uint8)(t.start[k*tableStride:]), (*[bucketCount]uint8)(t.start[(k+1)*tableStride:])
+			ks, ks2 := (*[cellSize]uint64)(t.keys[k*cellStride:]), (*[cellSize]uint64)(t.keys[(k+1)*cellStride:])
+			cs, cs2 := (*[cellSize]int64)(c[k*cellStride:]), (*[cellSize]int64)(c[(k+1)*cellStride:])
+			if t.one[k] {
+				countOne1x2(X, k, t.a1[k], t.a1[k+1], st, st2, ks, ks2, cs, cs2)
+			} else {
+				countTwo2x2(X, k, t.a1[k], t.a2[k], t.a1[k+1], t.a2[k+1], st, st2, ks, ks2, cs, cs2)
+			}
+			k++
+			continue
+		}
 		st := (*[bucketCount]uint8)(t.start[k*tableStride:])
 		ks := (*[cellSize]uint64)(t.keys[k*cellStride:])
 		cs := (*[cellSize]int64)(c[k*cellStride:])
@@ -338,6 +354,52 @@ func countOne3(X [][]float64, k int, a uint64, st *[bucketCount]uint8, ks *[cell
 		i += int(-below) & 2
 		_, below = bits.Sub64(ks[i], kv, 0)
 		cs[(i-int(-below))&(cellSize-1)]++
+	}
+}
+
+// countTwo2x2 is countTwo2 on features k and k+1 in one loop.
+func countTwo2x2(X [][]float64, k int, a1, a2, b1, b2 uint64, st, st2 *[bucketCount]uint8, ks, ks2 *[cellSize]uint64, cs, cs2 *[cellSize]int64) {
+	for _, r := range X {
+		r = r[k : k+2]
+		b := math.Float64bits(r[0])
+		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
+		up, bu := bits.Sub64(kv, a1, 0)
+		dn, bd := bits.Sub64(a2, kv, 0)
+		i := int(st[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
+		_, below := bits.Sub64(ks[i+1], kv, 0)
+		i += int(-below) & 2
+		_, below = bits.Sub64(ks[i], kv, 0)
+		cs[(i-int(-below))&(cellSize-1)]++
+		b = math.Float64bits(r[1])
+		kv = b ^ (uint64(int64(b)>>63) | 1<<63)
+		up, bu = bits.Sub64(kv, b1, 0)
+		dn, bd = bits.Sub64(b2, kv, 0)
+		i = int(st2[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
+		_, below = bits.Sub64(ks2[i+1], kv, 0)
+		i += int(-below) & 2
+		_, below = bits.Sub64(ks2[i], kv, 0)
+		cs2[(i-int(-below))&(cellSize-1)]++
+	}
+}
+
+// countOne1x2 is countOne1 on features k and k+1 in one loop.
+func countOne1x2(X [][]float64, k int, a, a2 uint64, st, st2 *[bucketCount]uint8, ks, ks2 *[cellSize]uint64, cs, cs2 *[cellSize]int64) {
+	for _, r := range X {
+		r = r[k : k+2]
+		b := math.Float64bits(r[0])
+		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
+		d, bo := bits.Sub64(kv, a, 0)
+		s := -bo
+		i := int(st[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
+		_, below := bits.Sub64(ks[i], kv, 0)
+		cs[(i-int(-below))&(cellSize-1)]++
+		b = math.Float64bits(r[1])
+		kv = b ^ (uint64(int64(b)>>63) | 1<<63)
+		d, bo = bits.Sub64(kv, a2, 0)
+		s = -bo
+		i = int(st2[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
+		_, below = bits.Sub64(ks2[i], kv, 0)
+		cs2[(i-int(-below))&(cellSize-1)]++
 	}
 }
 
