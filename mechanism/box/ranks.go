@@ -416,31 +416,12 @@ func countD(X [][]float64, k int, rb rankBucket, st *[bucketCount]uint8, ks *[ce
 	}
 }
 
-// cellRanks returns, per feature k, rank(x) = #{v ≤ x} over the values of
-// feature fs[k].j clipped to its declared bounds (NaN = NULL counted
+// cellRanksRows returns, per feature k, rank(x) = #{v ≤ x} over the values
+// of feature fs[k].j clipped to its declared bounds (NaN = NULL counted
 // nowhere), for x among the sorted distinct points pts[k] (inside the
-// declared bounds). row(i, out) reads row i's values of the features
-// (out[k] for fs[k]); the rows are copied into blocks of blockRows.
-func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, out []float64)) []func(float64) float64 {
-	d := len(fs)
-	return p.ranks(fs, pts, func(t *rankTable, first, last int, c []int64) {
-		buf := make([]float64, blockRows*d)
-		X := make([][]float64, blockRows)
-		for i := range X {
-			X[i] = buf[i*d : (i+1)*d]
-		}
-		for i := first; i < last; i += blockRows {
-			B := X[:min(blockRows, last-i)]
-			for r, x := range B {
-				row(i+r, x)
-			}
-			t.countBlock(B, c)
-		}
-	})
-}
-
-// cellRanksRows is cellRanks on rows X[i] whose k-th value is feature
-// fs[k].j's (Release's layout, every row of length len(fs)): no copy.
+// declared bounds, at most maxPoints), from the rows X[i] whose k-th value
+// is feature fs[k].j's (every row of length at least len(fs)): blocks of
+// blockRows rows counted in place, no copy.
 func (p *Plan) cellRanksRows(fs []featureRelease, pts [][]float64, X [][]float64) []func(float64) float64 {
 	return p.ranks(fs, pts, func(t *rankTable, first, last int, c []int64) {
 		for i := first; i < last; i += blockRows {

@@ -172,3 +172,24 @@ func TestRankBuckets(t *testing.T) {
 		}
 	}
 }
+
+// cellRanks is cellRanksRows on rows read by row(i, out) (out[k] for
+// fs[k]), copied into blocks of blockRows: the entry of the rank tests
+// written for the previous counters' callback.
+func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, out []float64)) []func(float64) float64 {
+	d := len(fs)
+	return p.ranks(fs, pts, func(t *rankTable, first, last int, c []int64) {
+		buf := make([]float64, blockRows*d)
+		X := make([][]float64, blockRows)
+		for i := range X {
+			X[i] = buf[i*d : (i+1)*d]
+		}
+		for i := first; i < last; i += blockRows {
+			B := X[:min(blockRows, last-i)]
+			for r, x := range B {
+				row(i+r, x)
+			}
+			t.countBlock(B, c)
+		}
+	})
+}
