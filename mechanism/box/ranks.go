@@ -179,22 +179,27 @@ func newRankTable(lo, hi []float64, pts [][]float64) *rankTable {
 				break
 			}
 		}
-		t.one[k], t.a1[k], t.a2[k] = r.one, r.a1, r.a2
-		ek := t.keys[k*cellStride : k*cellStride+len(ps)+1]
-		// st[b] = #{points with bucket < b}: runs of equal entries between
-		// the points' buckets (non-decreasing along ek).
-		st := t.start[k*tableStride : k*tableStride+bucketCount]
-		b := 0
-		for i, x := range ek {
-			for h := r.of(x); b <= h; b++ {
-				st[b] = uint8(i)
-			}
-		}
-		for ; b < len(st); b++ {
-			st[b] = uint8(len(ek))
-		}
+		t.use(k, len(ps), r)
 	}
 	return t
+}
+
+// use sets feature k's bucket function to r and fills its bucket table
+// from its n points' keys: start[b] = #{keys with bucket < b}, runs of
+// equal entries between the keys' buckets (non-decreasing along the keys).
+func (t *rankTable) use(k, n int, r rankBucket) {
+	t.one[k], t.a1[k], t.a2[k] = r.one, r.a1, r.a2
+	ek := t.keys[k*cellStride : k*cellStride+n+1]
+	st := t.start[k*tableStride : k*tableStride+bucketCount]
+	b := 0
+	for i, x := range ek {
+		for h := r.of(x); b <= h; b++ {
+			st[b] = uint8(i)
+		}
+	}
+	for ; b < len(st); b++ {
+		st[b] = uint8(len(ek))
+	}
 }
 
 // crowd is the most of the keys ek (sorted) that share a bucket.
@@ -232,23 +237,35 @@ const blockRows = 128
 // and values outside the box included. The bucket function and the search
 // depth are specialised per feature (both public).
 func (t *rankTable) countBlock(X [][]float64, c []int64) {
-	for k := 0; k < len(t.a1); k++ {
-		if k+1 < len(t.a1) && t.one[k] == t.one[k+1] && (t.half == 2 && !t.one[k] || t.half == 1 && t.one[k]) {
-			st, st2 := (*[bucketCount]uint8)(t.start[k*tableStride:]), (*[bucketCount]uint8)(t.start[(k+1)*tableStride:])
-			ks, ks2 := (*[cellSize]uint64)(t.keys[k*cellStride:]), (*[cellSize]uint64)(t.keys[(k+1)*cellStride:])
-			cs, cs2 := (*[cellSize]int64)(c[k*cellStride:]), (*[cellSize]int64)(c[(k+1)*cellStride:])
-			if t.one[k] {
-				countOne1x2(X, k, t.a1[k], t.a1[k+1], st, st2, ks, ks2, cs, cs2)
-			} else {
-				countTwo2x2(X, k, t.a1[k], t.a2[k], t.a1[k+1], t.a2[k+1], st, st2, ks, ks2, cs, cs2)
-			}
-			k++
-			continue
-		}
+	d := len(t.a1)
+	for k := 0; k < d; k++ {
 		st := (*[bucketCount]uint8)(t.start[k*tableStride:])
 		ks := (*[cellSize]uint64)(t.keys[k*cellStride:])
 		cs := (*[cellSize]int64)(c[k*cellStride:])
 		a1, a2 := t.a1[k], t.a2[k]
+		if k+1 < d && t.one[k] == t.one[k+1] {
+			st2 := (*[bucketCount]uint8)(t.start[(k+1)*tableStride:])
+			ks2 := (*[cellSize]uint64)(t.keys[(k+1)*cellStride:])
+			cs2 := (*[cellSize]int64)(c[(k+1)*cellStride:])
+			b1, b2 := t.a1[k+1], t.a2[k+1]
+			paired := true
+			switch {
+			case t.half == 1 && t.one[k]:
+				countOne1x2(X, k, a1, b1, st, st2, ks, ks2, cs, cs2)
+			case t.half == 2 && t.one[k]:
+				countOne2x2(X, k, a1, b1, st, st2, ks, ks2, cs, cs2)
+			case t.half == 2 && !t.one[k]:
+				countTwo2x2(X, k, a1, a2, b1, b2, st, st2, ks, ks2, cs, cs2)
+			case t.half == 4 && !t.one[k]:
+				countTwo3x2(X, k, a1, a2, b1, b2, st, st2, ks, ks2, cs, cs2)
+			default:
+				paired = false
+			}
+			if paired {
+				k++
+				continue
+			}
+		}
 		switch {
 		case t.half == 1 && t.one[k]:
 			countOne1(X, k, a1, st, ks, cs)
@@ -398,6 +415,60 @@ func countOne1x2(X [][]float64, k int, a, a2 uint64, st, st2 *[bucketCount]uint8
 		d, bo = bits.Sub64(kv, a2, 0)
 		s = -bo
 		i = int(st2[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
+		_, below = bits.Sub64(ks2[i], kv, 0)
+		cs2[(i-int(-below))&(cellSize-1)]++
+	}
+}
+
+// countOne2x2 is countOne2 on features k and k+1 in one loop.
+func countOne2x2(X [][]float64, k int, a, a2 uint64, st, st2 *[bucketCount]uint8, ks, ks2 *[cellSize]uint64, cs, cs2 *[cellSize]int64) {
+	for _, r := range X {
+		r = r[k : k+2]
+		b := math.Float64bits(r[0])
+		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
+		d, bo := bits.Sub64(kv, a, 0)
+		s := -bo
+		i := int(st[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
+		_, below := bits.Sub64(ks[i+1], kv, 0)
+		i += int(-below) & 2
+		_, below = bits.Sub64(ks[i], kv, 0)
+		cs[(i-int(-below))&(cellSize-1)]++
+		b = math.Float64bits(r[1])
+		kv = b ^ (uint64(int64(b)>>63) | 1<<63)
+		d, bo = bits.Sub64(kv, a2, 0)
+		s = -bo
+		i = int(st2[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
+		_, below = bits.Sub64(ks2[i+1], kv, 0)
+		i += int(-below) & 2
+		_, below = bits.Sub64(ks2[i], kv, 0)
+		cs2[(i-int(-below))&(cellSize-1)]++
+	}
+}
+
+// countTwo3x2 is countTwo3 on features k and k+1 in one loop.
+func countTwo3x2(X [][]float64, k int, a1, a2, b1, b2 uint64, st, st2 *[bucketCount]uint8, ks, ks2 *[cellSize]uint64, cs, cs2 *[cellSize]int64) {
+	for _, r := range X {
+		r = r[k : k+2]
+		b := math.Float64bits(r[0])
+		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
+		up, bu := bits.Sub64(kv, a1, 0)
+		dn, bd := bits.Sub64(a2, kv, 0)
+		i := int(st[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
+		_, below := bits.Sub64(ks[i+3], kv, 0)
+		i += int(-below) & 4
+		_, below = bits.Sub64(ks[i+1], kv, 0)
+		i += int(-below) & 2
+		_, below = bits.Sub64(ks[i], kv, 0)
+		cs[(i-int(-below))&(cellSize-1)]++
+		b = math.Float64bits(r[1])
+		kv = b ^ (uint64(int64(b)>>63) | 1<<63)
+		up, bu = bits.Sub64(kv, b1, 0)
+		dn, bd = bits.Sub64(b2, kv, 0)
+		i = int(st2[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
+		_, below = bits.Sub64(ks2[i+3], kv, 0)
+		i += int(-below) & 4
+		_, below = bits.Sub64(ks2[i+1], kv, 0)
+		i += int(-below) & 2
 		_, below = bits.Sub64(ks2[i], kv, 0)
 		cs2[(i-int(-below))&(cellSize-1)]++
 	}

@@ -193,3 +193,72 @@ func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, o
 		}
 	})
 }
+
+// TestRankKernels forces every counting kernel — each bucket function (one
+// anchor at the closest point, lo or hi; two anchors lo, hi) at every
+// depth from the least its points allow to 8 (a deeper window still holds
+// the answer), one feature alone (countOneD, countTwoD, countD) and two or
+// three alike (the pair kernels, then a single) — and checks the cells
+// against the previous counter on adversarial values, for the grid and the
+// candidates of several boxes.
+func TestRankKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 8))
+	for _, box := range [][2]float64{{-1, 1}, {0, 100}, {5, 7}, {-1e308, 1e308}, {0, 4 * 5e-324}, {1, math.Nextafter(1, 2)}} {
+		lo, hi := box[0], box[1]
+		g := Grid(lo, hi)
+		down, up := candidates(g[len(g)/3], lo, hi, Octaves)
+		for _, ps := range [][]float64{g, sortedUnion(down, up)} {
+			const n = 500
+			col := rankValues(rng, ps, lo, hi, n)
+			for _, d := range []int{1, 2, 3} {
+				los, his, pts := make([]float64, d), make([]float64, d), make([][]float64, d)
+				for k := range pts {
+					los[k], his[k], pts[k] = lo, hi, ps
+				}
+				p, err := New(n, los, his, 1, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fs := make([]featureRelease, d)
+				X := make([][]float64, n)
+				for i := range X {
+					X[i] = make([]float64, d)
+					for k := range X[i] {
+						X[i][k] = col[(i+k)%n]
+					}
+				}
+				for k := range fs {
+					fs[k] = featureRelease{p: p, j: k}
+				}
+				want := p.cellRanksBinade(fs, pts, func(i int, out []float64) { copy(out, X[i]) })
+				tb := newRankTable(los, his, pts)
+				ek := tb.keys[:len(ps)+1]
+				klo, khi, c := orderKey(lo+0), orderKey(hi+0), ek[closest(ps)+1]
+				for _, r := range []rankBucket{{true, c, c}, {true, klo, klo}, {true, khi, khi}, {false, klo, khi}} {
+					for k := range pts {
+						tb.use(k, len(ps), r)
+					}
+					for D := 1; D <= 8; D++ {
+						if 1<<D < crowd(ek, r)+1 {
+							continue
+						}
+						tb.half = 1 << D >> 1
+						cells := make([]int64, d*cellStride)
+						for i := 0; i < n; i += blockRows {
+							tb.countBlock(X[i:min(i+blockRows, n)], cells)
+						}
+						for k := range pts {
+							var r64 int64
+							for i, x := range ps {
+								r64 += cells[k*cellStride+i+1]
+								if float64(r64) != want[k](x) {
+									t.Fatalf("box %v, %d points, bucket %+v, depth %d, feature %d of %d: rank(%v) = %d, previous %v", box, len(ps), r, D, k, d, x, r64, want[k](x))
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
