@@ -285,192 +285,104 @@ func (t *rankTable) countBlock(X [][]float64, c []int64) {
 	}
 }
 
-// The kernels count feature k of the rows X: countTwoD with bucket, countOneD
-// with bucketOne, at search depth D. The bucket function is written out (the
-// compiler does not inline it in the loops); the cell index is below
-// maxPoints + 2^D < cellSize. They differ only in those two lines.
+// The kernels count feature k (and k+1: the x2 ones, one row header load
+// for both) of the rows X: countTwoD with bucket, countOneD with
+// bucketOne, at search depth D. All their calls are inlined; the indices
+// stay below maxPoints + 2^D < cellSize.
+
+// level is one level of the window search: i + half if the key at
+// i + half − 1 is below kv (a borrow mask, no branch).
+func level(ks *[cellSize]uint64, i int, kv uint64, half int) int {
+	_, below := bits.Sub64(ks[i+half-1], kv, 0)
+	return i + int(-below)&half
+}
+
+// tally is the last level and the count: the cell is i + 1 if the key at
+// i is below kv, else i.
+func tally(cs *[cellSize]int64, ks *[cellSize]uint64, i int, kv uint64) {
+	_, below := bits.Sub64(ks[i], kv, 0)
+	cs[(i-int(-below))&(cellSize-1)]++
+}
 
 func countTwo1(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
 	for _, r := range X {
-		b := math.Float64bits(r[k])
-		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
-		up, bu := bits.Sub64(kv, a1, 0)
-		dn, bd := bits.Sub64(a2, kv, 0)
-		i := int(st[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
-		_, below := bits.Sub64(ks[i], kv, 0) // 1 iff the point's key < kv
-		cs[(i-int(-below))&(cellSize-1)]++
+		kv := orderKey(r[k])
+		tally(cs, ks, int(st[bucket(kv, a1, a2)]), kv)
 	}
 }
 
 func countTwo2(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
 	for _, r := range X {
-		b := math.Float64bits(r[k])
-		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
-		up, bu := bits.Sub64(kv, a1, 0)
-		dn, bd := bits.Sub64(a2, kv, 0)
-		i := int(st[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
-		_, below := bits.Sub64(ks[i+1], kv, 0)
-		i += int(-below) & 2
-		_, below = bits.Sub64(ks[i], kv, 0)
-		cs[(i-int(-below))&(cellSize-1)]++
+		kv := orderKey(r[k])
+		tally(cs, ks, level(ks, int(st[bucket(kv, a1, a2)]), kv, 2), kv)
 	}
 }
 
 func countTwo3(X [][]float64, k int, a1, a2 uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
 	for _, r := range X {
-		b := math.Float64bits(r[k])
-		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
-		up, bu := bits.Sub64(kv, a1, 0)
-		dn, bd := bits.Sub64(a2, kv, 0)
-		i := int(st[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
-		_, below := bits.Sub64(ks[i+3], kv, 0)
-		i += int(-below) & 4
-		_, below = bits.Sub64(ks[i+1], kv, 0)
-		i += int(-below) & 2
-		_, below = bits.Sub64(ks[i], kv, 0)
-		cs[(i-int(-below))&(cellSize-1)]++
+		kv := orderKey(r[k])
+		tally(cs, ks, level(ks, level(ks, int(st[bucket(kv, a1, a2)]), kv, 4), kv, 2), kv)
 	}
 }
 
 func countOne1(X [][]float64, k int, a uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
 	for _, r := range X {
-		b := math.Float64bits(r[k])
-		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
-		d, bo := bits.Sub64(kv, a, 0)
-		s := -bo
-		i := int(st[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
-		_, below := bits.Sub64(ks[i], kv, 0)
-		cs[(i-int(-below))&(cellSize-1)]++
+		kv := orderKey(r[k])
+		tally(cs, ks, int(st[bucketOne(kv, a)]), kv)
 	}
 }
 
 func countOne2(X [][]float64, k int, a uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
 	for _, r := range X {
-		b := math.Float64bits(r[k])
-		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
-		d, bo := bits.Sub64(kv, a, 0)
-		s := -bo
-		i := int(st[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
-		_, below := bits.Sub64(ks[i+1], kv, 0)
-		i += int(-below) & 2
-		_, below = bits.Sub64(ks[i], kv, 0)
-		cs[(i-int(-below))&(cellSize-1)]++
+		kv := orderKey(r[k])
+		tally(cs, ks, level(ks, int(st[bucketOne(kv, a)]), kv, 2), kv)
 	}
 }
 
 func countOne3(X [][]float64, k int, a uint64, st *[bucketCount]uint8, ks *[cellSize]uint64, cs *[cellSize]int64) {
 	for _, r := range X {
-		b := math.Float64bits(r[k])
-		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
-		d, bo := bits.Sub64(kv, a, 0)
-		s := -bo
-		i := int(st[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
-		_, below := bits.Sub64(ks[i+3], kv, 0)
-		i += int(-below) & 4
-		_, below = bits.Sub64(ks[i+1], kv, 0)
-		i += int(-below) & 2
-		_, below = bits.Sub64(ks[i], kv, 0)
-		cs[(i-int(-below))&(cellSize-1)]++
+		kv := orderKey(r[k])
+		tally(cs, ks, level(ks, level(ks, int(st[bucketOne(kv, a)]), kv, 4), kv, 2), kv)
 	}
 }
 
-// countTwo2x2 is countTwo2 on features k and k+1 in one loop.
 func countTwo2x2(X [][]float64, k int, a1, a2, b1, b2 uint64, st, st2 *[bucketCount]uint8, ks, ks2 *[cellSize]uint64, cs, cs2 *[cellSize]int64) {
 	for _, r := range X {
 		r = r[k : k+2]
-		b := math.Float64bits(r[0])
-		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
-		up, bu := bits.Sub64(kv, a1, 0)
-		dn, bd := bits.Sub64(a2, kv, 0)
-		i := int(st[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
-		_, below := bits.Sub64(ks[i+1], kv, 0)
-		i += int(-below) & 2
-		_, below = bits.Sub64(ks[i], kv, 0)
-		cs[(i-int(-below))&(cellSize-1)]++
-		b = math.Float64bits(r[1])
-		kv = b ^ (uint64(int64(b)>>63) | 1<<63)
-		up, bu = bits.Sub64(kv, b1, 0)
-		dn, bd = bits.Sub64(b2, kv, 0)
-		i = int(st2[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
-		_, below = bits.Sub64(ks2[i+1], kv, 0)
-		i += int(-below) & 2
-		_, below = bits.Sub64(ks2[i], kv, 0)
-		cs2[(i-int(-below))&(cellSize-1)]++
+		kv := orderKey(r[0])
+		tally(cs, ks, level(ks, int(st[bucket(kv, a1, a2)]), kv, 2), kv)
+		kw := orderKey(r[1])
+		tally(cs2, ks2, level(ks2, int(st2[bucket(kw, b1, b2)]), kw, 2), kw)
 	}
 }
 
-// countOne1x2 is countOne1 on features k and k+1 in one loop.
-func countOne1x2(X [][]float64, k int, a, a2 uint64, st, st2 *[bucketCount]uint8, ks, ks2 *[cellSize]uint64, cs, cs2 *[cellSize]int64) {
-	for _, r := range X {
-		r = r[k : k+2]
-		b := math.Float64bits(r[0])
-		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
-		d, bo := bits.Sub64(kv, a, 0)
-		s := -bo
-		i := int(st[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
-		_, below := bits.Sub64(ks[i], kv, 0)
-		cs[(i-int(-below))&(cellSize-1)]++
-		b = math.Float64bits(r[1])
-		kv = b ^ (uint64(int64(b)>>63) | 1<<63)
-		d, bo = bits.Sub64(kv, a2, 0)
-		s = -bo
-		i = int(st2[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
-		_, below = bits.Sub64(ks2[i], kv, 0)
-		cs2[(i-int(-below))&(cellSize-1)]++
-	}
-}
-
-// countOne2x2 is countOne2 on features k and k+1 in one loop.
-func countOne2x2(X [][]float64, k int, a, a2 uint64, st, st2 *[bucketCount]uint8, ks, ks2 *[cellSize]uint64, cs, cs2 *[cellSize]int64) {
-	for _, r := range X {
-		r = r[k : k+2]
-		b := math.Float64bits(r[0])
-		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
-		d, bo := bits.Sub64(kv, a, 0)
-		s := -bo
-		i := int(st[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
-		_, below := bits.Sub64(ks[i+1], kv, 0)
-		i += int(-below) & 2
-		_, below = bits.Sub64(ks[i], kv, 0)
-		cs[(i-int(-below))&(cellSize-1)]++
-		b = math.Float64bits(r[1])
-		kv = b ^ (uint64(int64(b)>>63) | 1<<63)
-		d, bo = bits.Sub64(kv, a2, 0)
-		s = -bo
-		i = int(st2[int(kv>>(64-bucketBits))+int((uint64(bits.Len64(d^s|1))^s+65)&255)])
-		_, below = bits.Sub64(ks2[i+1], kv, 0)
-		i += int(-below) & 2
-		_, below = bits.Sub64(ks2[i], kv, 0)
-		cs2[(i-int(-below))&(cellSize-1)]++
-	}
-}
-
-// countTwo3x2 is countTwo3 on features k and k+1 in one loop.
 func countTwo3x2(X [][]float64, k int, a1, a2, b1, b2 uint64, st, st2 *[bucketCount]uint8, ks, ks2 *[cellSize]uint64, cs, cs2 *[cellSize]int64) {
 	for _, r := range X {
 		r = r[k : k+2]
-		b := math.Float64bits(r[0])
-		kv := b ^ (uint64(int64(b)>>63) | 1<<63)
-		up, bu := bits.Sub64(kv, a1, 0)
-		dn, bd := bits.Sub64(a2, kv, 0)
-		i := int(st[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
-		_, below := bits.Sub64(ks[i+3], kv, 0)
-		i += int(-below) & 4
-		_, below = bits.Sub64(ks[i+1], kv, 0)
-		i += int(-below) & 2
-		_, below = bits.Sub64(ks[i], kv, 0)
-		cs[(i-int(-below))&(cellSize-1)]++
-		b = math.Float64bits(r[1])
-		kv = b ^ (uint64(int64(b)>>63) | 1<<63)
-		up, bu = bits.Sub64(kv, b1, 0)
-		dn, bd = bits.Sub64(b2, kv, 0)
-		i = int(st2[int(kv>>(64-bucketBits))+bits.Len64(up&^-bu|1)-bits.Len64(dn&^-bd|1)+63])
-		_, below = bits.Sub64(ks2[i+3], kv, 0)
-		i += int(-below) & 4
-		_, below = bits.Sub64(ks2[i+1], kv, 0)
-		i += int(-below) & 2
-		_, below = bits.Sub64(ks2[i], kv, 0)
-		cs2[(i-int(-below))&(cellSize-1)]++
+		kv := orderKey(r[0])
+		tally(cs, ks, level(ks, level(ks, int(st[bucket(kv, a1, a2)]), kv, 4), kv, 2), kv)
+		kw := orderKey(r[1])
+		tally(cs2, ks2, level(ks2, level(ks2, int(st2[bucket(kw, b1, b2)]), kw, 4), kw, 2), kw)
+	}
+}
+
+func countOne1x2(X [][]float64, k int, a, b uint64, st, st2 *[bucketCount]uint8, ks, ks2 *[cellSize]uint64, cs, cs2 *[cellSize]int64) {
+	for _, r := range X {
+		r = r[k : k+2]
+		kv := orderKey(r[0])
+		tally(cs, ks, int(st[bucketOne(kv, a)]), kv)
+		kw := orderKey(r[1])
+		tally(cs2, ks2, int(st2[bucketOne(kw, b)]), kw)
+	}
+}
+
+func countOne2x2(X [][]float64, k int, a, b uint64, st, st2 *[bucketCount]uint8, ks, ks2 *[cellSize]uint64, cs, cs2 *[cellSize]int64) {
+	for _, r := range X {
+		r = r[k : k+2]
+		kv := orderKey(r[0])
+		tally(cs, ks, level(ks, int(st[bucketOne(kv, a)]), kv, 2), kv)
+		kw := orderKey(r[1])
+		tally(cs2, ks2, level(ks2, int(st2[bucketOne(kw, b)]), kw, 2), kw)
 	}
 }
 
@@ -480,8 +392,7 @@ func countD(X [][]float64, k int, rb rankBucket, st *[bucketCount]uint8, ks *[ce
 		kv := orderKey(r[k])
 		i := int(st[rb.of(kv)])
 		for half := half0; half > 0; half >>= 1 {
-			_, below := bits.Sub64(ks[(i+half-1)&(cellSize-1)], kv, 0)
-			i += int(-below) & half
+			i = level(ks, i, kv, half)
 		}
 		cs[i&(cellSize-1)]++
 	}
