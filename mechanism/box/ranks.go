@@ -17,11 +17,12 @@ import (
 //  2. bucket: h(kv) = kv's top bucketBits bits (sign, exponent and two
 //     mantissa bits: resolves the points that crowd near 0 and the linear
 //     ones) + the octave (bit length) of the key distance above an anchor
-//     a₁ − the octave of the key distance below an anchor a₂ (resolve the
-//     points that crowd, geometrically, at the declared ends or around the
-//     released median). h is non-decreasing in kv, so the answer for a
-//     value of bucket t lies in [start[t], start[t+1]], start[t] =
-//     #{points p : h(key(p)) < t}: a byte table per feature.
+//     a₁ − the octave of the key distance below an anchor a₂ (bucket), or
+//     the signed octave of the distance to one anchor (bucketOne): resolve
+//     the points that crowd, geometrically, at the declared ends or around
+//     the released median, inside one binade. h is non-decreasing in kv,
+//     so the answer for a value of bucket t lies in [start[t], start[t+1]],
+//     start[t] = #{points p : h(key(p)) < t}: a byte table per feature.
 //  3. search: a branch-free binary search of one fixed depth D in the
 //     window of 2^D keys from start[h], D the smallest depth that covers the
 //     most crowded bucket of any feature (a function of the public points).
@@ -99,8 +100,8 @@ const (
 )
 
 // rankTable is the public search structure of one counting pass: per
-// feature k its bucket function (one[k]) and anchors a1[k], a2[k], the window start
-// start[k·tableStride + t] of each bucket t, and the search keys
+// feature k its bucket function (one[k]) and anchors a1[k], a2[k], the
+// window start start[k·tableStride + t] of each bucket t, the search keys
 // keys[k·cellStride + i] of the dead point (i = 0) and the points (i ≥ 1),
 // padded with MaxUint64; half = 2^(D−1) (0: D = 0).
 type rankTable struct {
@@ -117,6 +118,7 @@ type rankBucket struct {
 	a1, a2 uint64
 }
 
+// of is r's bucket of kv (the branch is on the public choice, not on kv).
 func (r rankBucket) of(kv uint64) int {
 	if r.one {
 		return bucketOne(kv, r.a1)
