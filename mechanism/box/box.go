@@ -4,10 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/bits"
-	"runtime"
 	"sort"
-	"sync"
 
 	"github.com/dpsql/dpsql/mechanism"
 	"github.com/dpsql/dpsql/noise"
@@ -127,6 +124,9 @@ func New(n int, lo, hi []float64, epsQ, tail float64) (*Plan, error) {
 			return nil, fmt.Errorf("box: bounds of feature %d must be finite with lower < upper, got [%v, %v]", j, lo[j], hi[j])
 		}
 		p.grids[j] = Grid(lo[j], hi[j])
+		if len(p.grids[j]) > maxPoints {
+			return nil, fmt.Errorf("box: grid of feature %d has %d points, the counter holds %d", j, len(p.grids[j]), maxPoints)
+		}
 	}
 	if tail == 0 {
 		tail = DefaultTail
@@ -261,12 +261,7 @@ func (p *Plan) Release(X [][]float64) (Box, error) {
 	for j := range fs {
 		fs[j] = featureRelease{p: p, j: j}
 	}
-	if err := p.releaseAll(fs, func(i int, out []float64) {
-		r := X[i]
-		for k := range out {
-			out[k] = r[fs[k].j]
-		}
-	}); err != nil {
+	if err := p.releaseAll(fs, X); err != nil {
 		return Box{}, err
 	}
 	for j, f := range fs {
@@ -279,7 +274,11 @@ func (p *Plan) Release(X [][]float64) (Box, error) {
 // (Release does all features in the same passes).
 func (p *Plan) releaseFeature(j int, col func(i int) float64) (float64, float64, error) {
 	fs := []featureRelease{{p: p, j: j}}
-	if err := p.releaseAll(fs, func(i int, out []float64) { out[0] = col(i) }); err != nil {
+	X := make([][]float64, p.n)
+	for i := range X {
+		X[i] = []float64{col(i)}
+	}
+	if err := p.releaseAll(fs, X); err != nil {
 		return 0, 0, err
 	}
 	return fs[0].lo, fs[0].hi, nil
@@ -302,14 +301,14 @@ type featureRelease struct {
 	lo, hi float64 // released box
 }
 
-// releaseAll runs the releases of fs on the rows read by row(i, out),
-// which sets out[k] to row i's value of feature fs[k].j.
-func (p *Plan) releaseAll(fs []featureRelease, row func(i int, out []float64)) error {
+// releaseAll runs the releases of fs on the rows X, whose k-th value is
+// feature fs[k].j's.
+func (p *Plan) releaseAll(fs []featureRelease, X [][]float64) error {
 	grids := make([][]float64, len(fs))
 	for k, f := range fs {
 		grids[k] = p.grids[f.j]
 	}
-	ranks := p.cellRanks(fs, grids, row)
+	ranks := p.cellRanksRows(fs, grids, X)
 	for k := range fs {
 		if err := fs[k].first(grids[k], ranks[k]); err != nil {
 			return err
@@ -324,7 +323,7 @@ func (p *Plan) releaseAll(fs []featureRelease, row func(i int, out []float64)) e
 		downs[k], ups[k] = candidates(f.m, p.lo[f.j], p.hi[f.j], p.candOct)
 		cands[k] = sortedUnion(downs[k], ups[k])
 	}
-	ranks = p.cellRanks(fs, cands, row)
+	ranks = p.cellRanksRows(fs, cands, X)
 	for k := range fs {
 		if err := fs[k].bounds(downs[k], ups[k], ranks[k]); err != nil {
 			return err
@@ -398,171 +397,6 @@ func sortedDistinct(u []float64) []float64 {
 		}
 	}
 	return out
-}
-
-// cellRanks returns, per feature k, rank(x) = #{v ≤ x} over the values of
-// feature fs[k].j clipped to its declared bounds (NaN = NULL counted
-// nowhere), for x among the sorted distinct points pts[k], whose last
-// point is the declared upper bound. row(i, out) reads row i's values of
-// the features (out[k] for fs[k]). Each value is counted in the cell of
-// the smallest point ≥ it, found on order-preserving keys: the top
-// bucketBits bits of a value's key (its sign and exponent) index a table
-// of the first point at or above that bucket, and a binary search of fixed
-// depth D finishes inside the window of 2^D points from there, D the
-// smallest depth that covers the most crowded bucket of any feature (a
-// function of the public points only; every key array is padded with
-// MaxUint64 so that every window exists). The d searches of a row run in
-// lockstep (one level of all of them, then the next: independent loads the
-// core overlaps). A NULL gets the key MaxUint64 and lands in the first pad
-// cell, which no rank reads. The work is the same for every value. The
-// rows are cut into one contiguous part per worker and the integer counts
-// added, so the result does not depend on the schedule.
-func (p *Plan) cellRanks(fs []featureRelease, pts [][]float64, row func(i int, out []float64)) []func(float64) float64 {
-	d := len(fs)
-	const buckets = 1 << bucketBits
-	// start[k·(buckets+1) + t] = #{points of feature k with key < t·2^(64−bucketBits)}.
-	start := make([]int32, d*(buckets+1))
-	width := 1 // the most points a search must choose among, over buckets and features
-	for k, ps := range pts {
-		st := start[k*(buckets+1) : (k+1)*(buckets+1)]
-		i := 0
-		for t := range buckets {
-			for i < len(ps) && orderKey(ps[i])>>(64-bucketBits) < uint64(t) {
-				i++
-			}
-			st[t] = int32(i)
-		}
-		st[buckets] = int32(len(ps))
-		for t := range buckets {
-			// The answer for a key of bucket t is in [st[t], st[t+1]].
-			width = max(width, int(st[t+1]-st[t])+1)
-		}
-	}
-	win := 1
-	for win < width {
-		win *= 2
-	}
-	stride := 1
-	for _, ps := range pts {
-		for stride < len(ps)+win {
-			stride *= 2
-		}
-	}
-	keys := make([]uint64, d*stride)
-	for k, ps := range pts {
-		for i := range stride {
-			keys[k*stride+i] = math.MaxUint64
-			if i < len(ps) {
-				keys[k*stride+i] = orderKey(ps[i])
-			}
-		}
-		st := start[k*(buckets+1) : (k+1)*(buckets+1)]
-		for t := range st {
-			st[t] += int32(k * stride) // absolute window starts
-		}
-	}
-	// The clip to the declared bounds is done on the keys (order-preserving,
-	// so clamping keys is clamping values; minKey/maxKey are three integer
-	// operations each, the float min/max carry NaN and −0 rules).
-	klo, khi := make([]uint64, d), make([]uint64, d)
-	for k, f := range fs {
-		klo[k], khi[k] = orderKey(p.lo[f.j]), orderKey(p.hi[f.j])
-	}
-	workers := max(1, min(runtime.GOMAXPROCS(0), p.n/8192))
-	parts := make([][]int64, workers)
-	var wg sync.WaitGroup
-	for w := range parts {
-		c := make([]int64, d*stride)
-		parts[w] = c
-		first, last := w*p.n/workers, (w+1)*p.n/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			vals := make([]float64, d)
-			key, base := make([]uint64, d), make([]int, d)
-			for i := first; i < last; i++ {
-				row(i, vals)
-				countRow(vals, klo, khi, start, keys, key, base, win, c)
-			}
-		}()
-	}
-	wg.Wait()
-	out := make([]func(float64) float64, d)
-	for k := range fs {
-		cum := make([]float64, len(pts[k]))
-		var r int64
-		for i := range cum {
-			for _, c := range parts {
-				r += c[k*stride+i]
-			}
-			cum[i] = float64(r)
-		}
-		ps := pts[k]
-		out[k] = func(x float64) float64 {
-			// x is one of ps (every caller asks for a candidate).
-			return cum[sort.SearchFloat64s(ps, x)]
-		}
-	}
-	return out
-}
-
-// bucketBits is the number of top key bits (sign and exponent) cellRanks
-// indexes its table with.
-const bucketBits = 12
-
-// countRow counts one row's values (vals[k] for feature k) in the cells
-// of c: key[k] = the key of vals[k] clipped to [klo[k], khi[k]] (MaxUint64
-// for NaN), its window's start from the table, then the d fixed-depth
-// searches of cellRanks level by level; key and base are scratch of length
-// d. The same operations for every value.
-func countRow(vals []float64, klo, khi []uint64, start []int32, keys, key []uint64, base []int, win int, c []int64) {
-	d := len(vals)
-	klo, khi, key, base = klo[:d], khi[:d], key[:d], base[:d]
-	const row = 1<<bucketBits + 1
-	for k, v := range vals {
-		x := minKey(maxKey(orderKey(v), klo[k]), khi[k]) | nanMask(v)
-		key[k] = x
-		base[k] = int(start[k*row+int(x>>(64-bucketBits))])
-	}
-	for half := win / 2; half >= 1; half /= 2 {
-		for k, b := range base {
-			_, below := bits.Sub64(keys[b+half-1], key[k], 0) // 1 iff key < v
-			base[k] = b + int(below)*half
-		}
-	}
-	for _, b := range base {
-		c[b]++
-	}
-}
-
-// minKey and maxKey are min and max of two keys by a borrow mask: the
-// compiler turns the builtin min/max of uint64 into a conditional jump,
-// whose time would depend on whether a value lies outside its bounds.
-func minKey(a, b uint64) uint64 {
-	_, lt := bits.Sub64(a, b, 0) // 1 iff a < b
-	return b ^ ((a ^ b) & -lt)
-}
-
-func maxKey(a, b uint64) uint64 {
-	_, lt := bits.Sub64(a, b, 0) // 1 iff a < b
-	return a ^ ((a ^ b) & -lt)
-}
-
-// nanMask is all ones for NaN (NULL) and 0 for a number, without a branch.
-func nanMask(v float64) uint64 {
-	isNum := uint64(0)
-	if v == v {
-		isNum = 1
-	}
-	return isNum - 1
-}
-
-// orderKey maps a non-NaN float64 to a uint64 with the same order (−0 is
-// +0 first, so equal floats get equal keys): the sign bit set for
-// non-negatives, every bit flipped for negatives.
-func orderKey(v float64) uint64 {
-	b := math.Float64bits(v + 0)
-	return b ^ (uint64(int64(b)>>63) | 1<<63)
 }
 
 // bonusCap is the cap of the bonus in octaves: PenaltyOctaves, lowered so

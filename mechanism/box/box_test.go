@@ -4,8 +4,11 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"sort"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -551,11 +554,13 @@ func TestRanksMatchPrevious(t *testing.T) {
 }
 
 // BenchmarkRanks1e6D20 times the rank computation of one Release on
-// 10⁶ × 20 rows uniform on the declared box: the count with the clip on
-// the keys (both passes, as Release does) against the previous one with
-// the clip on the values (cellRanksFloatClip), on one core each
-// (GOMAXPROCS 1 for both), alternating within each iteration; medians as
-// count-ms and previous-ms.
+// 10⁶ × 20 rows uniform on the declared box [−1, 1]: the counter of Release
+// (cellRanksRows, both passes: the grid, then the bound candidates around a
+// median at BENCH_MEDIAN·hi, default 0) against the previous one
+// (cellRanksBinade, commit 3a1c97e, through a row callback as Release
+// called it), on one core each (GOMAXPROCS 1), alternating within each
+// iteration; medians of CPU time per value, both passes (new-ns/value,
+// old-ns/value) and each (-grid, -cands), and the search depths.
 func BenchmarkRanks1e6D20(b *testing.B) {
 	const n, d = 1000000, 20
 	rng := rand.New(rand.NewPCG(28, 6))
@@ -575,41 +580,54 @@ func BenchmarkRanks1e6D20(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	m := 0.0
+	if s := os.Getenv("BENCH_MEDIAN"); s != "" {
+		if m, err = strconv.ParseFloat(s, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
 	fs := make([]featureRelease, d)
 	grids, cands := make([][]float64, d), make([][]float64, d)
 	for j := range fs {
 		fs[j] = featureRelease{p: p, j: j}
 		grids[j] = p.grids[j]
-		down, up := candidates(0, -1, 1, Octaves)
+		down, up := candidates(m, -1, 1, Octaves)
 		cands[j] = sortedUnion(down, up)
 	}
 	row := func(i int, out []float64) {
 		r := X[i]
 		for k := range out {
-			out[k] = r[k]
+			out[k] = r[fs[k].j]
 		}
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	var cnt, old, cntCPU, oldCPU []float64
+	m1 := map[string][]float64{}
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
-		c0, t0 := cpuTime(), time.Now()
-		p.cellRanks(fs, grids, row)
-		p.cellRanks(fs, cands, row)
-		c1, t1 := cpuTime(), time.Now()
-		p.cellRanksFloatClip(fs, grids, row)
-		p.cellRanksFloatClip(fs, cands, row)
+		c0 := cpuTime()
+		p.cellRanksRows(fs, grids, X)
+		c1 := cpuTime()
+		p.cellRanksRows(fs, cands, X)
 		c2 := cpuTime()
-		cnt, old = append(cnt, t1.Sub(t0).Seconds()*1e3), append(old, time.Since(t1).Seconds()*1e3)
-		cntCPU, oldCPU = append(cntCPU, (c1-c0).Seconds()*1e3), append(oldCPU, (c2-c1).Seconds()*1e3)
+		p.cellRanksBinade(fs, grids, row)
+		c3 := cpuTime()
+		p.cellRanksBinade(fs, cands, row)
+		c4 := cpuTime()
+		for name, v := range map[string]time.Duration{"new": c2 - c0, "old": c4 - c2, "new-grid": c1 - c0, "old-grid": c3 - c2, "new-cands": c2 - c1, "old-cands": c4 - c3} {
+			per := float64(n * d)
+			if len(name) == 3 {
+				per *= 2
+			}
+			m1[name] = append(m1[name], float64(v)/per)
+		}
 	}
-	for _, m := range []struct {
-		v    []float64
-		name string
-	}{{cnt, "count-ms"}, {old, "previous-ms"}, {cntCPU, "count-cpu-ms"}, {oldCPU, "previous-cpu-ms"}} {
-		sort.Float64s(m.v)
-		b.ReportMetric(m.v[len(m.v)/2], m.name)
+	for name, v := range m1 {
+		sort.Float64s(v)
+		b.ReportMetric(v[len(v)/2], name+"-ns/value")
 	}
+	g, c := newRankTable(lo, hi, grids), newRankTable(lo, hi, cands)
+	b.ReportMetric(float64(bits.Len(uint(g.half))), "depth-grid")
+	b.ReportMetric(float64(bits.Len(uint(c.half))), "depth-cands")
 }
 
 // cellRanksFloatClip is cellRanks before the clip moved to the keys (float
@@ -628,7 +646,7 @@ func (p *Plan) cellRanksFloatClip(fs []featureRelease, pts [][]float64, row func
 		for i := range size {
 			keys[k*size+i] = math.MaxUint64
 			if i < len(ps) {
-				keys[k*size+i] = orderKey(ps[i])
+				keys[k*size+i] = orderKeyOld(ps[i])
 			}
 		}
 	}
@@ -662,7 +680,7 @@ func (p *Plan) cellRanksFloatClip(fs []featureRelease, pts [][]float64, row func
 	return out
 }
 
-// nanKey is orderKey(v) for a number and MaxUint64 for NaN (NULL), without
+// nanKey is orderKeyOld(v) for a number and MaxUint64 for NaN (NULL), without
 // a branch on v: the NaN test becomes a mask.
 func nanKey(v float64) uint64 {
 	isNum := uint64(0)
@@ -670,7 +688,7 @@ func nanKey(v float64) uint64 {
 		isNum = 1
 	}
 	m := isNum - 1 // all ones iff NaN
-	return orderKey(v) | m
+	return orderKeyOld(v) | m
 }
 
 // cpuTime is the process's CPU time: under load from other processes it
@@ -678,4 +696,171 @@ func nanKey(v float64) uint64 {
 func cpuTime() time.Duration {
 	c, _ := bigmem.Usage()
 	return c
+}
+
+// cellRanksBinade is the counter before the float-difference buckets
+// (commit 3a1c97e): the reference of TestRanksMatchBinade and
+// BenchmarkRanks1e6D20. It returns, per feature k, rank(x) = #{v ≤ x} over the values of
+// feature fs[k].j clipped to its declared bounds (NaN = NULL counted
+// nowhere), for x among the sorted distinct points pts[k], whose last
+// point is the declared upper bound. row(i, out) reads row i's values of
+// the features (out[k] for fs[k]). Each value is counted in the cell of
+// the smallest point ≥ it, found on order-preserving keys: the top
+// binadeBitsOld bits of a value's key (its sign and exponent) index a table
+// of the first point at or above that bucket, and a binary search of fixed
+// depth D finishes inside the window of 2^D points from there, D the
+// smallest depth that covers the most crowded bucket of any feature (a
+// function of the public points only; every key array is padded with
+// MaxUint64 so that every window exists). The d searches of a row run in
+// lockstep (one level of all of them, then the next: independent loads the
+// core overlaps). A NULL gets the key MaxUint64 and lands in the first pad
+// cell, which no rank reads. The work is the same for every value. The
+// rows are cut into one contiguous part per worker and the integer counts
+// added, so the result does not depend on the schedule.
+func (p *Plan) cellRanksBinade(fs []featureRelease, pts [][]float64, row func(i int, out []float64)) []func(float64) float64 {
+	d := len(fs)
+	const buckets = 1 << binadeBitsOld
+	// start[k·(buckets+1) + t] = #{points of feature k with key < t·2^(64−binadeBitsOld)}.
+	start := make([]int32, d*(buckets+1))
+	width := 1 // the most points a search must choose among, over buckets and features
+	for k, ps := range pts {
+		st := start[k*(buckets+1) : (k+1)*(buckets+1)]
+		i := 0
+		for t := range buckets {
+			for i < len(ps) && orderKeyOld(ps[i])>>(64-binadeBitsOld) < uint64(t) {
+				i++
+			}
+			st[t] = int32(i)
+		}
+		st[buckets] = int32(len(ps))
+		for t := range buckets {
+			// The answer for a key of bucket t is in [st[t], st[t+1]].
+			width = max(width, int(st[t+1]-st[t])+1)
+		}
+	}
+	win := 1
+	for win < width {
+		win *= 2
+	}
+	stride := 1
+	for _, ps := range pts {
+		for stride < len(ps)+win {
+			stride *= 2
+		}
+	}
+	keys := make([]uint64, d*stride)
+	for k, ps := range pts {
+		for i := range stride {
+			keys[k*stride+i] = math.MaxUint64
+			if i < len(ps) {
+				keys[k*stride+i] = orderKeyOld(ps[i])
+			}
+		}
+		st := start[k*(buckets+1) : (k+1)*(buckets+1)]
+		for t := range st {
+			st[t] += int32(k * stride) // absolute window starts
+		}
+	}
+	// The clip to the declared bounds is done on the keys (order-preserving,
+	// so clamping keys is clamping values; minKey/maxKey are three integer
+	// operations each, the float min/max carry NaN and −0 rules).
+	klo, khi := make([]uint64, d), make([]uint64, d)
+	for k, f := range fs {
+		klo[k], khi[k] = orderKeyOld(p.lo[f.j]), orderKeyOld(p.hi[f.j])
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), p.n/8192))
+	parts := make([][]int64, workers)
+	var wg sync.WaitGroup
+	for w := range parts {
+		c := make([]int64, d*stride)
+		parts[w] = c
+		first, last := w*p.n/workers, (w+1)*p.n/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vals := make([]float64, d)
+			key, base := make([]uint64, d), make([]int, d)
+			for i := first; i < last; i++ {
+				row(i, vals)
+				countRowBinade(vals, klo, khi, start, keys, key, base, win, c)
+			}
+		}()
+	}
+	wg.Wait()
+	out := make([]func(float64) float64, d)
+	for k := range fs {
+		cum := make([]float64, len(pts[k]))
+		var r int64
+		for i := range cum {
+			for _, c := range parts {
+				r += c[k*stride+i]
+			}
+			cum[i] = float64(r)
+		}
+		ps := pts[k]
+		out[k] = func(x float64) float64 {
+			// x is one of ps (every caller asks for a candidate).
+			return cum[sort.SearchFloat64s(ps, x)]
+		}
+	}
+	return out
+}
+
+// binadeBitsOld is the number of top key bits (sign and exponent) cellRanks
+// indexes its table with.
+const binadeBitsOld = 12
+
+// countRowBinade counts one row's values (vals[k] for feature k) in the cells
+// of c: key[k] = the key of vals[k] clipped to [klo[k], khi[k]] (MaxUint64
+// for NaN), its window's start from the table, then the d fixed-depth
+// searches of cellRanks level by level; key and base are scratch of length
+// d. The same operations for every value.
+func countRowBinade(vals []float64, klo, khi []uint64, start []int32, keys, key []uint64, base []int, win int, c []int64) {
+	d := len(vals)
+	klo, khi, key, base = klo[:d], khi[:d], key[:d], base[:d]
+	const row = 1<<binadeBitsOld + 1
+	for k, v := range vals {
+		x := minKey(maxKey(orderKeyOld(v), klo[k]), khi[k]) | nanMask(v)
+		key[k] = x
+		base[k] = int(start[k*row+int(x>>(64-binadeBitsOld))])
+	}
+	for half := win / 2; half >= 1; half /= 2 {
+		for k, b := range base {
+			_, below := bits.Sub64(keys[b+half-1], key[k], 0) // 1 iff key < v
+			base[k] = b + int(below)*half
+		}
+	}
+	for _, b := range base {
+		c[b]++
+	}
+}
+
+// minKey and maxKey are min and max of two keys by a borrow mask: the
+// compiler turns the builtin min/max of uint64 into a conditional jump,
+// whose time would depend on whether a value lies outside its bounds.
+func minKey(a, b uint64) uint64 {
+	_, lt := bits.Sub64(a, b, 0) // 1 iff a < b
+	return b ^ ((a ^ b) & -lt)
+}
+
+func maxKey(a, b uint64) uint64 {
+	_, lt := bits.Sub64(a, b, 0) // 1 iff a < b
+	return a ^ ((a ^ b) & -lt)
+}
+
+// nanMask is all ones for NaN (NULL) and 0 for a number, without a branch.
+func nanMask(v float64) uint64 {
+	isNum := uint64(0)
+	if v == v {
+		isNum = 1
+	}
+	return isNum - 1
+}
+
+// orderKeyOld (the reference's) maps a non-NaN float64 to a uint64 with the same order (−0 is
+// +0 first, so equal floats get equal keys): the sign bit set for
+// non-negatives, every bit flipped for negatives.
+func orderKeyOld(v float64) uint64 {
+	b := math.Float64bits(v + 0)
+	return b ^ (uint64(int64(b)>>63) | 1<<63)
 }
