@@ -38,21 +38,30 @@ func (s *Store) scanPlan(db, table string, cols []string) (*tableState, *tableMe
 	return ts, m, newProjection(len(m.schema()), ords), len(ords), nil
 }
 
+// openRows calls start with the snapshot's row count and returns a cursor
+// over its rows.
+func openRows(tx *bolt.Tx, ts *tableState, m *tableMeta, start func(n int64) error) (*bolt.Cursor, error) {
+	tb := tableBucket(tx, ts.db.key, ts.id)
+	st, err := readStat(tb, m)
+	if err != nil {
+		return nil, err
+	}
+	if start != nil {
+		if err := start(int64(st.count)); err != nil {
+			return nil, err
+		}
+	}
+	return tb.Bucket(bucketRows).Cursor(), nil
+}
+
 func (s *Store) scan(ts *tableState, m *tableMeta, start func(n int64) error, fn func(v []byte) error) (int64, error) {
 	var n int64
 	s.mv.settled()
 	err := s.db.View(func(tx *bolt.Tx) error {
-		tb := tableBucket(tx, ts.db.key, ts.id)
-		st, err := readStat(tb, m)
+		c, err := openRows(tx, ts, m, start)
 		if err != nil {
 			return err
 		}
-		if start != nil {
-			if err := start(int64(st.count)); err != nil {
-				return err
-			}
-		}
-		c := tb.Bucket(bucketRows).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if err := fn(v); err != nil {
 				return err
@@ -111,15 +120,9 @@ func (s *Store) ScanFloatsParallel(db, table string, cols []string, start func(n
 	workers := max(1, runtime.GOMAXPROCS(0))
 	s.mv.settled()
 	err = s.db.View(func(tx *bolt.Tx) error {
-		tb := tableBucket(tx, ts.db.key, ts.id)
-		st, err := readStat(tb, m)
+		c, err := openRows(tx, ts, m, start)
 		if err != nil {
 			return err
-		}
-		if start != nil {
-			if err := start(int64(st.count)); err != nil {
-				return err
-			}
 		}
 		type batch struct {
 			first int64
@@ -155,7 +158,6 @@ func (s *Store) ScanFloatsParallel(db, table string, cols []string, start func(n
 		// The values are views into the read transaction's pages: they stay
 		// valid until View returns, which waits for the workers.
 		vs := <-free
-		c := tb.Bucket(bucketRows).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			vs = append(vs, v)
 			n++
