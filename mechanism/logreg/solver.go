@@ -385,38 +385,31 @@ func axpy(a float64, x, out []float64) {
 func residual(s []float64, y int, binary bool) {
 	if binary {
 		p := 1 / (1 + expFixed(-s[0]))
-		if math.IsNaN(p) {
-			p = 0.5
-		}
-		s[0] = p - float64(y)
+		s[0] = nanTo(p, 0.5) - float64(y)
 		return
 	}
 	m := s[0]
 	for _, v := range s[1:] {
-		if v > m {
-			m = v
-		}
+		m = max(m, v) // finite scores (descend keeps θ finite): the builtin's NaN rule never applies
 	}
 	var z float64
 	for k, v := range s {
-		e := min(expFixed(v-m), 1) // v − m ≤ 0; the max's term is exactly 1
-		if e != e {                // NaN (only if θ were non-finite; descend prevents it)
-			e = 0
-		}
+		e := nanTo(min(expFixed(v-m), 1), 0) // v − m ≤ 0; the max's term is exactly 1
 		s[k] = e
 		z += e
 	}
 	inv := 1 / z
 	for k := range s {
-		pk := s[k] * inv
-		if !(pk >= 0) {
-			pk = 0
-		} else if pk > 1 {
-			pk = 1
-		}
-		s[k] = pk
+		s[k] = min(max(nanTo(s[k]*inv, 0), 0), 1)
 	}
 	s[y]--
+}
+
+// nanTo is v, or alt if v is NaN, by a bit mask: the residual's guards
+// must not branch on a value (threat-model.md, running time).
+func nanTo(v, alt float64) float64 {
+	num := uint64(b2i(v == v)) // 1 for a number, 0 for NaN
+	return math.Float64frombits(math.Float64bits(v)&-num | math.Float64bits(alt)&(num-1))
 }
 
 // expFixed is eˣ to about 10⁻¹⁴ relative (math.Exp's overflow to +Inf and
@@ -475,11 +468,11 @@ func clipRow(r []float64, xnorm, c float64) {
 	for _, v := range r {
 		s += v * v
 	}
-	if g := math.Sqrt(s) * xnorm; g > c {
-		k := c / g
-		for i := range r {
-			r[i] *= k
-		}
+	// k = c/g where g > c, else 1 (c/g ≥ 1 rounds to ≥ 1, and c may be
+	// +Inf or g 0): r unchanged, with no branch on the row.
+	k := min(1, c/(math.Sqrt(s)*xnorm))
+	for i := range r {
+		r[i] *= k
 	}
 }
 
