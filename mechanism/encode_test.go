@@ -2,6 +2,7 @@ package mechanism
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -219,6 +220,31 @@ func TestPriorAlone(t *testing.T) {
 		if got := PriorAlone(c.n, c.d, c.k, c.eps); got != c.alone {
 			t.Errorf("PriorAlone(%d, %d, %d, %v) = %v, want %v (%s; r = %.3g, s = %.3g)", c.n, c.d, c.k, c.eps, got, c.alone,
 				c.because, PriorRatio(c.n, c.d, c.k, c.eps), PriorResolution(c.n, c.eps))
+		}
+	}
+}
+
+// TestCountLabel: the prior model's correct count without predictions
+// equals Correct of the prior model.
+func TestCountLabel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	sc, err := NewScaler([]float64{-1, 0}, []float64{1, 5}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	like := &Model{Kind: KindLogReg, Features: []string{"a", "b"}, Classes: []string{"x", "y", "z"}, Scaler: sc}
+	X, y := make([][]float64, 5000), make([]int, 5000)
+	for i := range X {
+		X[i] = []float64{rng.Float64()*2 - 1, rng.Float64() * 5}
+		y[i] = rng.IntN(3)
+	}
+	for class := range like.Classes {
+		want, err := Correct(NewPriorModel(like, class), X, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := CountLabel(y, class); got != want || got == 0 {
+			t.Errorf("class %d: CountLabel %d, Correct %d", class, got, want)
 		}
 	}
 }

@@ -257,6 +257,22 @@ func Correct(m *Model, X [][]float64, y []int) (int64, error) {
 	return n, nil
 }
 
+// CountLabel is #{i: y_i = class}, which is Correct of
+// NewPriorModel(m, class) on rows of m's width (the prior predicts class
+// for every row) without a prediction per row. The same work for every
+// label.
+func CountLabel(y []int, class int) int64 {
+	var n int64
+	for _, v := range y {
+		eq := int64(0)
+		if v == class {
+			eq = 1
+		}
+		n += eq
+	}
+	return n
+}
+
 // SelectModel is the private choice between the trained model and the
 // prior: true (the model) iff (correct_model − correct_prior) + Lap(2/ε) >
 // 0. One row changes each count by at most 1, so the difference by at most
