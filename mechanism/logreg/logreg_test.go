@@ -333,3 +333,49 @@ func TestTrainCountedMatchesCorrect(t *testing.T) {
 		t.Errorf("objective: counted %v, err %v", counted, err)
 	}
 }
+
+// TestCorrectSensitivity: the selection's count on the scaled copy
+// (problem.correct) moves by at most 1 when one row is replaced by an
+// adversarial one (corners, outside the bounds, NULLs, ±Inf, the other
+// label), for fixed θ — the sensitivity prior.md §5 charges — binary and
+// multinomial, including θ that puts rows on a tie.
+func TestCorrectSensitivity(t *testing.T) {
+	for _, k := range []int{2, 3} {
+		rng := rand.New(rand.NewPCG(9, uint64(k)))
+		ds := synthMixture(rng, 5, 3000, k, 3, 1.5)
+		tr, err := Plan(ds.config(len(ds.x), 1, 1e-6))
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := func(X [][]float64, y []int, theta []float64) int64 {
+			p := newProblem(X, y, tr.prep, tr.kp, tr.binary, 2, tr.p.clip)
+			defer p.free()
+			return p.correct(theta)
+		}
+		nan, inf := math.NaN(), math.Inf(1)
+		subs := [][]float64{{2, 2, 2}, {-2, -2, -2}, {1e300, -1e300, 0}, {nan, nan, nan}, {inf, -inf, nan}, {0, 0, 0}, {-0.0, 5e-324, -2}}
+		for _, theta := range [][]float64{randTheta(rng, tr.kp*tr.f), make([]float64, tr.kp*tr.f)} {
+			base := count(ds.x, ds.y, theta)
+			for _, i := range []int{0, 1234, len(ds.x) - 1} {
+				for _, sub := range subs {
+					for lab := 0; lab < k; lab++ {
+						X := append([][]float64(nil), ds.x...)
+						y := append([]int(nil), ds.y...)
+						X[i], y[i] = sub, lab
+						if d := count(X, y, theta) - base; d < -1 || d > 1 {
+							t.Fatalf("K=%d: replacing row %d by %v (label %d) moved the count by %d", k, i, sub, lab, d)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func randTheta(rng *rand.Rand, n int) []float64 {
+	th := make([]float64, n)
+	for j := range th {
+		th[j] = rng.NormFloat64()
+	}
+	return th
+}
