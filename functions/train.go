@@ -350,8 +350,8 @@ func (b *rowBlock) next() []float64 {
 // scanRows reads cols of ref's table in one snapshot on several cores when
 // rows can (ParallelFloats; ok = false otherwise, nothing read): alloc gets
 // the snapshot's row count first, then set(i, v, r) fills row i's d values
-// r (a view into one block of n rows, advised for huge pages) from the
-// decoded columns v, and X[i] = r. A row whose set panicked (RowSafe) is
+// r (a view into one slab per core from internal/bigmem's pool) from the
+// decoded columns v, and X[i] = r; free gives X and the slabs back. A row whose set panicked (RowSafe) is
 // left out as the serial scan leaves it out: X is compacted, with move
 // called to shift the caller's per-row entries alike.
 func scanRows(rows Rows, ref tableRef, cols []string, d int, alloc func(n int64), set func(i int64, v, r []float64), move func(dst, src int)) ([][]float64, func(), bool, error) {
